@@ -1,0 +1,103 @@
+# The pipeline: testbed kernel -> runs -> tidy data -> figures/tables -> report.
+#
+#   snakemake --cores all                          quick profile (default)
+#   snakemake --cores all --config profile=paper   the papers' durations and repetitions
+#
+# Each run is one job (one testbed boot); runs of all experiments share the
+# cores. Results: results/<profile>/runs/<experiment>/<point>/rep<k>/ (see
+# docs/tidy-data.md); the report: results/<profile>/report/report.pdf.
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
+from bbrlab import spec as bbrspec
+
+configfile: "config/quick.yaml"
+PROFILE = config.get("profile", "quick")
+if PROFILE != "quick":
+    configfile: f"config/{PROFILE}.yaml"
+    config["profile"] = PROFILE
+
+RES = f"results/{PROFILE}"
+KERNEL = "build/kernel/linux"
+PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
+
+
+def runs_of(experiment):
+    jobs = bbrspec.expand(bbrspec.load(f"mininet/specs/{experiment}.yaml", profile=PROFILE))
+    return [f"{RES}/runs/{experiment}/{j['point']}/rep{j['repetition']}/run.json" for j in jobs]
+
+
+ALL_RUNS = [r for e in config["experiments"] for r in runs_of(e)]
+FIGURES = [f"{RES}/report/generated/{e}.pdf" for e in config["experiments"]
+           if pathlib.Path(f"analysis/figures/{e}.R").exists()]
+CLAIMS = [f"{RES}/report/generated/claims_{c}.tex" for c in config["claims"]]
+
+
+rule all:
+    input: f"{RES}/report/report.pdf"
+
+
+rule kernel:
+    """User-Mode Linux testbed kernel (kernel/build-uml.sh skips an up-to-date build)."""
+    input: "kernel/build-uml.sh", "kernel/uml.config"
+    output: KERNEL
+    log: "build/kernel.log"
+    shell: "kernel/build-uml.sh build/kernel > {log} 2>&1 || (tail -30 {log}; exit 1)"
+
+
+rule run:
+    """One testbed boot: one repetition of one point of one experiment."""
+    input:
+        spec="mininet/specs/{experiment}.yaml",
+        kernel=KERNEL,
+    output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
+    log: f"{RES}/logs/{{experiment}}/{{point}}/rep{{rep}}.log"
+    threads: 1
+    shell:
+        f"{PY} run {{input.spec}} --profile {PROFILE} --out {RES}/runs --point {{wildcards.point}} "
+        "--rep {wildcards.rep} --kernel {input.kernel} 2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
+
+
+def experiment_runs(wildcards):
+    return runs_of(wildcards.experiment)
+
+
+rule figure:
+    input:
+        runs=experiment_runs,
+        script="analysis/figures/{experiment}.R",
+    output: f"{RES}/report/generated/{{experiment}}.pdf"
+    shell: f"Rscript {{input.script}} {RES}/runs/{{wildcards.experiment}} {{output}} {config['warmup_s']}"
+
+
+rule claims:
+    input:
+        runs=ALL_RUNS,
+        claims="claims/{claims}.csv",
+    output: f"{RES}/report/generated/claims_{{claims}}.tex"
+    shell: f"Rscript analysis/claims.R {{input.claims}} {RES}/runs {{output}} {config['warmup_s']}"
+
+
+rule fidelity_table:
+    input: ALL_RUNS
+    output: f"{RES}/report/generated/fidelity.tex"
+    shell: f"Rscript analysis/fidelity.R {RES}/runs {{output}}"
+
+
+rule testbed_table:
+    input: ALL_RUNS
+    output: f"{RES}/report/generated/testbed.tex"
+    shell: f"Rscript analysis/testbed_table.R {RES}/runs {{output}}"
+
+
+rule report:
+    input:
+        tex="paper/report.tex",
+        generated=FIGURES + CLAIMS + [f"{RES}/report/generated/fidelity.tex", f"{RES}/report/generated/testbed.tex"],
+    output: f"{RES}/report/report.pdf"
+    log: f"{RES}/logs/report.log"
+    shell:
+        f"cp {{input.tex}} {RES}/report/report.tex && cd {RES}/report && "
+        "latexmk -pdf -interaction=nonstopmode -halt-on-error report.tex > ../logs/report.log 2>&1 "
+        "|| (tail -40 ../logs/report.log; exit 1)"

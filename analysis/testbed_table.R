@@ -1,0 +1,52 @@
+#!/usr/bin/env Rscript
+# analysis/testbed_table.R -- "how it was run": the testbed of all runs as a table.
+#
+# Usage:   Rscript analysis/testbed_table.R <runs_root> <out.tex>
+# Inputs:  run.json of every run below <runs_root> (profile, testbed, git_revision,
+#          timings, status, fidelity).
+# Outputs: <out.tex>, a two-column booktabs tabular (item, value). A field that
+#          differs between runs lists each value with its number of runs.
+#          Written atomically.
+
+script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
+source(file.path(script_dir, "lib", "load.R"), chdir = TRUE)
+
+args <- script_args("testbed_table.R <runs_root> <out.tex>", 2)
+
+# One value, or "a (3 runs), b (1 run)" when runs differ.
+distinct_text <- function(values) {
+  values[is.na(values) | values == ""] <- "(not recorded)"
+  counts <- sort(table(values), decreasing = TRUE)
+  if (length(counts) == 1) return(tex_escape(names(counts)))
+  paste(sprintf("%s (%d run%s)", tex_escape(names(counts)), counts,
+                ifelse(counts == 1, "", "s")), collapse = ", ")
+}
+
+field <- function(metas, get) distinct_text(vapply(metas, function(m) {
+  v <- get(m)
+  if (is.null(v)) NA_character_ else paste(unlist(v), collapse = ", ")
+}, ""))
+
+timing <- function(metas, name) {
+  v <- unlist(lapply(metas, function(m) m$timings[[name]]))
+  if (length(v) == 0) "--" else sprintf("%.1f s median (%.1f--%.1f s)", median(v), min(v), max(v))
+}
+
+runs <- read_runs(args[1])
+metas <- lapply(runs$runs, `[[`, "meta")
+counts <- verdict_counts(runs$index)
+rows <- tibble(
+  item = c("Runs", "Profile", "Backend", "Clock", "Guest kernel", "Congestion controls",
+           "Git revision", "Boot time", "Set-up time", "Experiment time", "Wall time per run"),
+  value = c(sprintf("%d (%d valid, %d invalid, %d failed)", length(metas), counts[["valid"]],
+                    counts[["invalid"]], counts[["failed"]]),
+            field(metas, function(m) m$profile),
+            field(metas, function(m) m$testbed$backend),
+            field(metas, function(m) m$testbed$clock),
+            field(metas, function(m) m$testbed$kernel_release),
+            field(metas, function(m) m$testbed$congestion_controls),
+            field(metas, function(m) m$git_revision),
+            timing(metas, "boot_s"), timing(metas, "setup_s"),
+            timing(metas, "experiment_s"), timing(metas, "wall_s")))
+
+write_atomic(tabular_lines(rows, "\\begin{tabular}{@{}ll@{}}", c("Item", "Value")), args[2])

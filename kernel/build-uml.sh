@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Build the User-Mode Linux testbed kernel from Debian's linux-source-6.1.
+#
+#   kernel/build-uml.sh [BUILD_DIR]        (default: build/kernel)
+#
+# Produces BUILD_DIR/linux (the UML kernel, an ordinary executable) and keeps
+# BUILD_DIR/src prepared for out-of-tree modules (the BBR variants are built
+# against exactly this tree). The build is skipped when BUILD_DIR/inputs.sha256
+# matches the current inputs (source tarball, config fragment, this script).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(mkdir -p "${1:-$here/../build/kernel}" && cd "${1:-$here/../build/kernel}" && pwd)
+tarball=${LINUX_SOURCE_TARBALL:-$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)}
+fragment=$here/uml.config
+jobs=${JOBS:-$(nproc)}
+
+if [ -z "$tarball" ] || [ ! -r "$tarball" ]; then
+  echo "build-uml: kernel source not found: /usr/src/linux-source-6.1.tar.xz" >&2
+  echo "build-uml: install it with: apt-get install linux-source-6.1 (or run ./setup.sh)" >&2
+  exit 2
+fi
+for tool in make gcc bc flex bison; do
+  command -v "$tool" >/dev/null || { echo "build-uml: missing build tool '$tool' (run ./setup.sh)" >&2; exit 2; }
+done
+
+inputs=$( { sha256sum "$fragment" "$0" | cut -d' ' -f1; stat -c '%n %s %Y' "$tarball"; } | sha256sum | cut -d' ' -f1)
+if [ -x "$out/linux" ] && [ "$(cat "$out/inputs.sha256" 2>/dev/null)" = "$inputs" ]; then
+  echo "build-uml: $out/linux is up to date"
+  exit 0
+fi
+
+start=$(date +%s)
+rm -f "$out/linux" "$out/inputs.sha256"
+if [ ! -f "$out/src/Makefile" ] || [ "$(cat "$out/src.tarball" 2>/dev/null)" != "$(stat -c '%n %s %Y' "$tarball")" ]; then
+  echo "build-uml: unpacking $tarball"
+  rm -rf "$out/src" "$out/src.tmp"
+  mkdir -p "$out/src.tmp"
+  tar -xf "$tarball" -C "$out/src.tmp" --strip-components=1
+  mv "$out/src.tmp" "$out/src"
+  stat -c '%n %s %Y' "$tarball" > "$out/src.tarball"
+fi
+
+cd "$out/src"
+echo "build-uml: configuring (defconfig + $(basename "$fragment"))"
+make -s ARCH=um defconfig
+scripts/kconfig/merge_config.sh -m -O . .config "$fragment" >/dev/null
+make -s ARCH=um olddefconfig
+
+# Every option of the fragment must have survived olddefconfig.
+missing=0
+while IFS= read -r line; do
+  case "$line" in
+    CONFIG_*=*)
+      grep -qx "$line" .config || { echo "build-uml: option not applied: $line" >&2; missing=1; } ;;
+    "# CONFIG_"*" is not set")
+      opt=${line#\# }; opt=${opt%% *}
+      grep -q "^$opt=" .config && { echo "build-uml: option still enabled: $opt" >&2; missing=1; } ;;
+  esac
+done < "$fragment"
+[ "$missing" = 0 ] || exit 1
+
+echo "build-uml: compiling with $jobs jobs (about 8 minutes on 2 cores)"
+make -s ARCH=um -j"$jobs" linux modules
+make -s ARCH=um modules_prepare
+cp linux "$out/linux.tmp" && mv "$out/linux.tmp" "$out/linux"
+make -s ARCH=um kernelrelease > "$out/release"
+echo "$inputs" > "$out/inputs.sha256"
+echo "build-uml: built $out/linux ($(cat "$out/release")) in $(( $(date +%s) - start )) s"

@@ -1,0 +1,95 @@
+"""User-Mode Linux backend.
+
+The testbed kernel (kernel/build-uml.sh) runs as an ordinary process of the
+calling user. Its root file system is the host's, through hostfs, read-only;
+guest_init.sh (PID 1) mounts tmpfs where the guest writes and the run
+directory read-write. Clock modes: `real` (guest time is host time) and
+`virtual` (UML time-travel: guest computation takes no guest time, so a
+loaded host cannot distort a run; wall time grows instead).
+"""
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from . import BackendError, GuestResult
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_KERNEL = REPO / "build" / "kernel" / "linux"
+
+
+class UmlBackend:
+    name = "uml"
+
+    def __init__(self, kernel=None, mem_mb: int = 1024):
+        self.kernel = pathlib.Path(kernel or os.environ.get("BBRLAB_KERNEL", DEFAULT_KERNEL)).absolute()
+        self.mem_mb = mem_mb
+
+    def check(self) -> None:
+        if not self.kernel.is_file():
+            raise BackendError(f"testbed kernel not found: {self.kernel}\n"
+                               "build it with: kernel/build-uml.sh   (or: snakemake build/kernel/linux)")
+        if not os.access(self.kernel, os.X_OK):
+            raise BackendError(f"testbed kernel is not executable by this user: {self.kernel}")
+
+    def describe(self) -> dict:
+        release = self.kernel.parent / "release"
+        return {"backend": self.name, "kernel": str(self.kernel),
+                "kernel_release": release.read_text().strip() if release.exists() else None}
+
+    def command(self, run_dir: pathlib.Path, clock: str, uml_dir: str) -> list:
+        for path in (run_dir, PACKAGE_DIR):
+            if any(c.isspace() for c in str(path)):
+                raise BackendError(f"path contains white space, which the UML command line cannot carry: {path}")
+        cmd = [str(self.kernel), f"mem={self.mem_mb}M", "root=/dev/root", "rootfstype=hostfs",
+               "rootflags=/", "ro", f"init={PACKAGE_DIR / 'guest_init.sh'}",
+               "con0=null,fd:1", "con=null", "ssl=null", f"uml_dir={uml_dir}", "umid=bbrlab",
+               f"BBRLAB_RUN={run_dir}", f"BBRLAB_PYTHONPATH={PACKAGE_DIR.parent}"]
+        if clock == "virtual":
+            cmd.append("time-travel=inf-cpu")
+        return cmd
+
+    def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
+        self.check()
+        run_dir = pathlib.Path(run_dir).resolve()
+        raw = run_dir / "raw"
+        raw.mkdir(exist_ok=True)
+        console = raw / "console.log"
+        uml_dir = tempfile.mkdtemp(prefix="bbrlab-uml-")
+        cmd = self.command(run_dir, job.get("clock", "real"), uml_dir)
+        start = time.time()
+        timed_out = False
+        with open(console, "wb") as out:
+            out.write(("host: " + " ".join(cmd) + "\n").encode())
+            out.flush()
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True, cwd=uml_dir)
+            deadline = start + timeout_s
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.time() > deadline:
+                    timed_out = True
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    pid, status, usage = os.wait4(proc.pid, 0)
+                    break
+                time.sleep(0.2)
+            proc.returncode = status
+        # UML may leave helper processes behind in its session after a crash.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(uml_dir, ignore_errors=True)
+        exit_file = run_dir / "guest_exit"
+        exit_status = int(exit_file.read_text().strip()) if exit_file.exists() else -1
+        if timed_out:
+            with open(console, "a") as out:
+                out.write(f"\nhost: testbed killed after the {timeout_s:.0f}-s timeout\n")
+        return GuestResult(exit_status=exit_status, timed_out=timed_out, wall_s=time.time() - start,
+                           cpu_s=usage.ru_utime + usage.ru_stime, console=str(console))

@@ -1,0 +1,61 @@
+"""Command line: `python3 -m bbrlab <command>` (PYTHONPATH=mininet).
+
+    validate SPEC...                  check specs, print their runs
+    runs SPEC [--profile P]           list run directories (for the pipeline)
+    run SPEC --out ROOT [--profile P] [--backend uml|native] [--clock real|virtual]
+        [--point NAME] [--rep K] [--kernel PATH]
+    check-native                      say whether this host can run the native backend
+"""
+import argparse
+import json
+import sys
+
+from . import backends, runner, spec
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="bbrlab", description="BBR fairness experiments on an emulated testbed")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_val = sub.add_parser("validate", help="validate specs")
+    p_val.add_argument("specs", nargs="+")
+    p_val.add_argument("--profile")
+    p_runs = sub.add_parser("runs", help="list the runs of a spec as JSON")
+    p_runs.add_argument("spec")
+    p_runs.add_argument("--profile")
+    p_run = sub.add_parser("run", help="run a spec's experiments")
+    p_run.add_argument("spec")
+    p_run.add_argument("--out", required=True, help="results root; runs go to ROOT/<name>/<point>/rep<k>")
+    p_run.add_argument("--profile")
+    p_run.add_argument("--backend", default="uml", choices=["uml", "native"])
+    p_run.add_argument("--clock", choices=["real", "virtual"])
+    p_run.add_argument("--point")
+    p_run.add_argument("--rep", type=int)
+    p_run.add_argument("--kernel", help="UML kernel (default build/kernel/linux)")
+    sub.add_parser("check-native", help="check this host's prerequisites for the native backend")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "validate":
+            for path in args.specs:
+                jobs = spec.expand(spec.load(path, profile=args.profile))
+                print(f"{path}: ok, {len(jobs)} run(s)")
+        elif args.command == "runs":
+            jobs = spec.expand(spec.load(args.spec, profile=args.profile))
+            print(json.dumps([{"point": j["point"], "repetition": j["repetition"],
+                               "dir": str(runner.run_dir_name("", j))} for j in jobs]))
+        elif args.command == "run":
+            extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
+            runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
+                                 clock=args.clock, only_point=args.point, only_rep=args.rep, **extra)
+        elif args.command == "check-native":
+            backends.get("native").check()
+            print("native backend: all prerequisites present")
+    except spec.SpecError as err:
+        print(f"bbrlab: invalid spec: {err}", file=sys.stderr)
+        return 2
+    except backends.BackendError as err:
+        print(f"bbrlab: {err}", file=sys.stderr)
+        return 3
+    except runner.RunFailed as err:
+        print(f"bbrlab: run failed: {err}", file=sys.stderr)
+        return 4
+    return 0

@@ -1,0 +1,97 @@
+"""Fidelity monitor: is this run a faithful emulation of its spec?
+
+In the spirit of Mininet-HiFi's network invariants, every run is checked for
+
+  base_rtt        each path's RTT measured by ping before traffic (median of
+                  the replies after the first, which waits for ARP) against
+                  its configured RTT;
+  bottleneck_rate the bottleneck's dequeue rate over the intervals where its
+                  queue stayed backlogged, against the configured rate;
+  guest_cpu       the guest's mean CPU busy fraction during the run: a guest
+                  near 100 % delays timers, pacing and shaping;
+  timer_lateness  the 99th percentile of the samplers' wake-up lateness.
+
+Thresholds come from the spec's `fidelity` block (defaults in spec.py). A run
+with any failed check is invalid: kept, listed in the report, never averaged.
+"""
+import pathlib
+import re
+import statistics
+
+from . import tidy, units
+
+PING_TIME = re.compile(r"time=([0-9.]+) ms")
+
+
+def ping_rtts(text: str) -> list:
+    return [float(m) for m in PING_TIME.findall(text)]
+
+
+def check(name, subject, configured, measured, tolerance, unit, ok, note=None) -> dict:
+    entry = {"name": name, "subject": subject, "configured": configured, "measured": measured,
+             "tolerance": tolerance, "unit": unit, "ok": bool(ok)}
+    if note:
+        entry["note"] = note
+    return entry
+
+
+def base_rtt_checks(raw: pathlib.Path, job: dict) -> list:
+    tol = job["fidelity"]["base_rtt_tolerance_ms"]
+    out = []
+    for flow in job["flows"]:
+        path = raw / f"ping_{flow['flow']}.txt"
+        rtts = ping_rtts(path.read_text()) if path.exists() else []
+        subject = f"flow {flow['flow']}"
+        if len(rtts) < 5:
+            out.append(check("base_rtt", subject, flow["rtt_ms"], None, tol, "ms", False,
+                             f"only {len(rtts)} ping replies"))
+            continue
+        measured = round(statistics.median(rtts[1:]), 3)
+        out.append(check("base_rtt", subject, flow["rtt_ms"], measured, tol, "ms",
+                         abs(measured - flow["rtt_ms"]) <= tol))
+    return out
+
+
+def backlogged_rate_mbps(queue: list, min_backlog_bytes: int):
+    """(rate, seconds): dequeue rate over intervals backlogged at both ends."""
+    sent_bits, seconds = 0.0, 0.0
+    for a, b in zip(queue, queue[1:]):
+        if a["backlog_bytes"] >= min_backlog_bytes and b["backlog_bytes"] >= min_backlog_bytes:
+            sent_bits += (b["sent_bytes"] - a["sent_bytes"]) * 8
+            seconds += b["t_s"] - a["t_s"]
+    return (sent_bits / seconds / 1e6 if seconds > 0 else None), seconds
+
+
+def rate_check(queue: list, job: dict) -> dict:
+    bn = job["bottleneck"]
+    tol = job["fidelity"]["rate_tolerance"]
+    rate, seconds = backlogged_rate_mbps(queue, 2 * units.frame_bytes(job["mtu_bytes"]))
+    if rate is None or seconds < 1.0:
+        return check("bottleneck_rate", "bottleneck", bn["rate_mbps"], None, tol, "Mbit/s", True,
+                     f"queue backlogged for only {seconds:.2f} s: not checked")
+    return check("bottleneck_rate", "bottleneck", bn["rate_mbps"], round(rate, 3), tol, "Mbit/s",
+                 abs(rate / bn["rate_mbps"] - 1) <= tol, f"over {seconds:.1f} s of backlog")
+
+
+def cpu_checks(raw: pathlib.Path, job: dict, t0: float) -> list:
+    fid = job["fidelity"]
+    cpu = [r for r in tidy.read_jsonl(raw / "cpu.jsonl")
+           if r.get("busy") is not None and 0 <= r["t"] - t0 <= job["duration_s"]]
+    busy = round(statistics.mean(r["busy"] for r in cpu), 4) if cpu else None
+    out = [check("guest_cpu", "guest", fid["max_cpu_busy"], busy, fid["max_cpu_busy"], "fraction busy",
+                 busy is not None and busy <= fid["max_cpu_busy"], None if cpu else "no CPU samples")]
+    late = []
+    for path in raw.glob("*.jsonl"):
+        late += [r["late_ms"] for r in tidy.read_jsonl(path) if "late_ms" in r and 0 <= r["t"] - t0 <= job["duration_s"]]
+    p99 = round(sorted(late)[int(0.99 * (len(late) - 1))], 3) if late else None
+    out.append(check("timer_lateness", "samplers", 0.0, p99, fid["max_timer_lateness_ms"], "ms (p99)",
+                     p99 is not None and p99 <= fid["max_timer_lateness_ms"], None if late else "no samples"))
+    return out
+
+
+def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
+    raw = run_dir / "raw"
+    checks = base_rtt_checks(raw, job)
+    checks.append(rate_check(tidy_data["queue"], job))
+    checks += cpu_checks(raw, job, tidy_data["timeline"]["t0"])
+    return {"valid": all(c["ok"] for c in checks), "checks": checks}

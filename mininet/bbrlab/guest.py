@@ -1,0 +1,236 @@
+"""The experiment, run inside the testbed (UML guest or native host) as root.
+
+    python3 -m bbrlab.guest RUN_DIR
+
+Reads RUN_DIR/job.json (a resolved run spec, see spec.py), builds the
+dumbbell, shapes it, measures each path's base RTT, starts the samplers and
+the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
+
+    ping_<i>.txt             ping output of path i before traffic
+    sockets_snd<i>.jsonl     sender socket samples     (samplers.py)
+    sockets_rcv<i>.jsonl     receiver socket samples
+    qdisc.jsonl              bottleneck qdisc samples
+    cpu.jsonl                guest CPU samples
+    iperf3_client_<i>.json   iperf3's own report
+    timeline.json            time zero, executed events, set-up commands, timings
+
+Exit status 0 on success; anything else is a failed run.
+"""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+from . import shaping, topology, traffic
+
+OVS_RUN = "/var/run/openvswitch"
+LEAD_S = 1.0          # samplers run this long before time zero
+TAIL_S = 1.0          # and this long after the last flow stops
+
+
+def log(msg: str) -> None:
+    print(f"bbrlab-guest [{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def sh(cmd, node=None, check=True):
+    """Run argv in the root namespace or in a Mininet node's namespace."""
+    if node is None:
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        out, rc = res.stdout + res.stderr, res.returncode
+    else:
+        proc = node.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out, _ = proc.communicate()
+        rc = proc.returncode
+    if check and rc != 0:
+        raise RuntimeError(f"command failed ({rc}): {' '.join(cmd)}\n{out}")
+    return out
+
+
+def start_ovs() -> None:
+    """ovsdb-server with a fresh database and ovs-vswitchd, on tmpfs directories."""
+    os.makedirs(OVS_RUN, exist_ok=True)
+    db = "/etc/openvswitch/conf.db"
+    if not os.path.exists(db):
+        sh(["ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema"])
+    sh(["ovsdb-server", db, f"--remote=punix:{OVS_RUN}/db.sock", f"--pidfile={OVS_RUN}/ovsdb-server.pid",
+        "--detach", "--log-file=/var/log/openvswitch/ovsdb-server.log"])
+    sh(["ovs-vsctl", "--no-wait", "init"])
+    sh(["ovs-vswitchd", f"unix:{OVS_RUN}/db.sock", f"--pidfile={OVS_RUN}/ovs-vswitchd.pid",
+        "--detach", "--log-file=/var/log/openvswitch/ovs-vswitchd.log"])
+
+
+def load_modules(job: dict) -> None:
+    for module in job.get("modules", []):
+        params = [f"{k}={v}" for k, v in module.get("params", {}).items()]
+        sh(["insmod", module["path"]] + params)
+        log(f"loaded module {module['path']} {' '.join(params)}")
+
+
+def check_congestion_controls(job: dict) -> list:
+    available = pathlib.Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    missing = sorted({f["cc"] for f in job["flows"]} - set(available))
+    if missing:
+        raise RuntimeError(f"congestion control not available in the testbed kernel: {', '.join(missing)}"
+                           f" (available: {', '.join(available)})")
+    return available
+
+
+def configure(db, job: dict) -> list:
+    """Apply offloads, pacing qdisc, per-flow delay and the bottleneck; returns the commands."""
+    applied = []
+
+    def run(cmds, node=None):
+        for cmd in cmds:
+            sh(cmd, node)
+            applied.append({"node": node.name if node else "root", "cmd": cmd})
+
+    for host in db.senders + db.receivers:
+        for intf in db.interfaces[host.name]:
+            run(shaping.offloads_off(intf), host)
+    for sw in db.net.switches:
+        for intf in db.interfaces[sw.name]:
+            run(shaping.offloads_off(intf))
+    for i, flow in enumerate(job["flows"]):
+        run(shaping.sender_qdisc(db.senders[i].defaultIntf().name, job["sender_qdisc"]), db.senders[i])
+        node, dev = shaping.delay_device(i, job["rtt_on"], db)
+        run(shaping.netem_delay(dev, flow["rtt_ms"]), node if node in db.net.hosts else None)
+    run(shaping.bottleneck(db.bottleneck_intf, job["bottleneck"]))
+    return applied
+
+
+def measure_base_rtt(db, job: dict, raw: pathlib.Path) -> None:
+    """Ping every path (in parallel) before any traffic; output kept for fidelity.py."""
+    procs = []
+    for i, _flow in enumerate(job["flows"]):
+        out = open(raw / f"ping_{i + 1}.txt", "w")
+        cmd = ["ping", "-n", "-c", "11", "-i", "0.2", topology.ip_of(db.receivers[i])]
+        procs.append((db.senders[i].popen(cmd, stdout=out, stderr=subprocess.STDOUT), out))
+    for proc, out in procs:
+        proc.wait(timeout=60)
+        out.close()
+
+
+def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
+    """Start the single sampler process and wait until its readers are open."""
+    tick = job["queue_sample_interval_s"]
+    every = max(1, round(job["sample_interval_s"] / tick))
+    config = {"until": until, "tick_s": tick,
+              "sockets": [{"netns_pid": node.pid, "ports": [traffic.port(f["flow"])], "every": every,
+                           "out": str(raw / f"sockets_{node.name}.jsonl")}
+                          for i, f in enumerate(job["flows"]) for node in (db.senders[i], db.receivers[i])],
+              "qdisc": {"dev": db.bottleneck_intf, "out": str(raw / "qdisc.jsonl"), "every": 1},
+              "cpu": {"out": str(raw / "cpu.jsonl"), "every": max(1, round(0.5 / tick))}}
+    (raw / "samplers.json").write_text(json.dumps(config, indent=1))
+    proc = subprocess.Popen([sys.executable, "-m", "bbrlab.samplers", str(raw / "samplers.json")],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline().strip()
+    if line != "ready":
+        raise RuntimeError(f"sampler failed to start (said {line!r}, exit {proc.poll()})")
+    return proc
+
+
+def snapshot(db, raw: pathlib.Path) -> None:
+    """Raw netlink replies beside `ss`/`tc` output of the same moment (flow 1's sender and
+    the bottleneck): a diagnostic, and the source of the parser tests' fixtures."""
+    from . import netlink
+    from .samplers import in_netns
+    out = raw / "snapshot"
+    out.mkdir(exist_ok=True)
+    sender = db.senders[0]
+    reader = in_netns(sender.pid, netlink.TcpSockets)
+    (out / "sock_diag.bin").write_bytes(b"".join(reader.raw()))
+    (out / "ss.txt").write_text(sh(["ss", "-tinH"], sender))
+    (out / "qdisc.bin").write_bytes(b"".join(netlink.Qdiscs().raw()))
+    (out / "tc.txt").write_text(sh(["tc", "-s", "qdisc", "show", "dev", db.bottleneck_intf]))
+
+
+def run_schedule(db, job: dict, raw: pathlib.Path, t0: float) -> tuple:
+    executed, clients = [], []
+    events = traffic.schedule(job)
+    if job.get("snapshot_at_s") is not None:
+        events.append({"at_s": job["snapshot_at_s"], "kind": "snapshot", "flow": 1, "value": None})
+        events.sort(key=lambda e: e["at_s"])
+    for event in events:
+        delay = t0 + event["at_s"] - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        i = event["flow"] - 1
+        if event["kind"] == "snapshot":
+            snapshot(db, raw)
+        elif event["kind"] == "start":
+            out = open(raw / f"iperf3_client_{event['flow']}.json", "w")
+            cmd = traffic.client_cmd(job["flows"][i], topology.ip_of(db.receivers[i]))
+            clients.append((db.senders[i].popen(cmd, stdout=out, stderr=subprocess.PIPE), out))
+        else:
+            node, dev = shaping.delay_device(i, job["rtt_on"], db)
+            sh(shaping.netem_delay(dev, event["value"], change=True)[0],
+               node if node in db.net.hosts else None)
+        executed.append(dict(event, t_s=round(time.time() - t0, 4)))
+        log(f"t={executed[-1]['t_s']:7.2f}s {event['kind']} flow {event['flow']}"
+            + (f" rtt {event['value']} ms" if event["value"] is not None else ""))
+    return executed, clients
+
+
+def main(run_dir: str) -> int:
+    run_dir = pathlib.Path(run_dir)
+    job = json.loads((run_dir / "job.json").read_text())
+    raw = run_dir / "raw"
+    raw.mkdir(exist_ok=True)
+    timings, t_start = {}, time.time()
+    load_modules(job)
+    available = check_congestion_controls(job)
+    if job.get("backend", "uml") == "uml" and job["switch"] == "ovs":
+        start_ovs()
+    n = len(job["flows"])
+    log(f"building dumbbell with {n} flow(s), {job['bottleneck']['rate_mbps']:g} Mbit/s bottleneck")
+    db = topology.build(n, job["switch"], job["mtu_bytes"])
+    try:
+        applied = configure(db, job)
+        timings["setup_s"] = round(time.time() - t_start, 3)
+        log("measuring base RTT of each path")
+        measure_base_rtt(db, job, raw)
+        servers = [db.receivers[i].popen(traffic.server_cmd(f["flow"]), stdout=open(raw / f"iperf3_server_{f['flow']}.json", "w"),
+                                         stderr=subprocess.STDOUT) for i, f in enumerate(job["flows"])]
+        until = time.time() + 60 + LEAD_S + job["duration_s"] + TAIL_S
+        sampler = start_samplers(db, job, raw, until)
+        t0 = time.time() + LEAD_S
+        until = t0 + job["duration_s"] + TAIL_S
+        log(f"time zero in {t0 - time.time():.1f} s; run lasts {job['duration_s']:g} s")
+        executed, clients = run_schedule(db, job, raw, t0)
+        for proc, out in clients:
+            try:
+                proc.wait(timeout=max(5.0, until - time.time() + 30))
+            finally:
+                out.close()
+        failed = [f"flow {k + 1}: {p.stderr.read().decode(errors='replace').strip()}"
+                  for k, (p, _o) in enumerate(clients) if p.returncode != 0]
+        time.sleep(max(0.0, until - time.time()))
+        sampler.send_signal(signal.SIGTERM)
+        sampler.wait(timeout=30)
+        for proc in servers:
+            if proc.poll() is None:
+                proc.kill()
+        timings["guest_s"] = round(time.time() - t_start, 3)
+        timeline = {"t0": t0, "lead_s": LEAD_S, "events": executed, "commands": applied,
+                    "bottleneck_intf": db.bottleneck_intf, "congestion_controls": available,
+                    "kernel_release": os.uname().release, "timings": timings,
+                    "flows": [{"flow": f["flow"], "sender_ip": topology.ip_of(db.senders[i]),
+                               "receiver_ip": topology.ip_of(db.receivers[i]),
+                               "port": traffic.port(f["flow"])} for i, f in enumerate(job["flows"])]}
+        tmp = raw / "timeline.json.tmp"
+        tmp.write_text(json.dumps(timeline, indent=1))
+        tmp.rename(raw / "timeline.json")
+        if failed:
+            log("iperf3 client(s) failed: " + "; ".join(failed))
+            return 3
+        log("done")
+        return 0
+    finally:
+        db.net.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

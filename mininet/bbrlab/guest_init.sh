@@ -1,0 +1,37 @@
+#!/bin/sh
+# PID 1 of the User-Mode Linux testbed guest.
+#
+# The host's root file system is the guest's root (hostfs, read-only); this
+# script gives the guest private writable directories (tmpfs), mounts the
+# run directory of the host read-write at /mnt/run, runs the experiment
+# (bbrlab.guest) and powers the guest off. Its exit status reaches the host
+# through /mnt/run/guest_exit. Arguments come from the kernel command line
+# as environment variables: BBRLAB_RUN (host path of the run directory) and
+# BBRLAB_PYTHONPATH (host path holding the bbrlab package).
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp LANG=C.UTF-8
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+grep -q " /dev devtmpfs" /proc/mounts || mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
+[ -e /dev/ptmx ] || ln -s pts/ptmx /dev/ptmx
+mount -t tmpfs tmpfs /dev/shm
+for d in /tmp /run /var/tmp /var/log /var/lib/openvswitch /etc/openvswitch /mnt; do
+  mount -t tmpfs -o mode=1777 tmpfs "$d"
+done
+[ -L /var/run ] || mount -t tmpfs tmpfs /var/run
+mkdir -p /run/openvswitch /var/log/openvswitch /mnt/run /run/netns
+mount -t hostfs -o "$BBRLAB_RUN" hostfs /mnt/run
+hostname testbed
+ip link set lo up
+
+echo "bbrlab-guest: booted, kernel $(uname -r)"
+PYTHONPATH="$BBRLAB_PYTHONPATH" /usr/bin/python3 -m bbrlab.guest /mnt/run
+rc=$?
+echo "$rc" > /mnt/run/guest_exit.tmp && mv /mnt/run/guest_exit.tmp /mnt/run/guest_exit
+echo "bbrlab-guest: experiment exited with status $rc"
+sync
+/usr/bin/python3 -c 'import ctypes; ctypes.CDLL(None).reboot(0x4321FEDC)'
+# Only reached if power-off failed: let the kernel halt on init's exit.
+exit "$rc"

@@ -1,0 +1,157 @@
+"""The sampler: one process that samples every flow's sockets, the
+bottleneck queue and the guest CPU on a fixed time grid.
+
+    python3 -m bbrlab.samplers CONFIG.json
+
+CONFIG:
+    {"until": <epoch s>, "tick_s": 0.05,
+     "sockets": [{"netns_pid": 123, "ports": [5201], "out": "raw/sockets_snd1.jsonl",
+                  "every": 2}, ...],
+     "qdisc": {"dev": "sw1-eth1", "out": "raw/qdisc.jsonl", "every": 1},
+     "cpu": {"out": "raw/cpu.jsonl", "every": 10}}
+
+One process, not one per host: a netlink socket stays bound to the network
+namespace it was created in, so the sampler enters each Mininet host's
+namespace once (setns) to open its sock_diag socket and then reads them all
+from one loop. That keeps the testbed's own CPU cost low, which matters
+because a busy guest delays the timers that pace and shape the traffic.
+
+Each target writes JSON lines `{"t": <epoch s>, "late_ms": ..., ...}`; sample
+times follow the grid start + k * tick so lateness does not accumulate, and
+each wake-up's lateness is recorded (fidelity.py reads it). A line "ready"
+is printed once all readers are open, so the caller can wait for it.
+"""
+import ctypes
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+from . import netlink
+
+CLONE_NEWNET = 0x40000000
+TCP_FIELDS = ("state", "ca_state", "snd_mss", "unacked", "sacked", "lost", "retrans", "rtt", "rttvar",
+              "snd_cwnd", "total_retrans", "pacing_rate", "bytes_acked", "bytes_received",
+              "min_rtt", "delivery_rate", "delivered", "bytes_sent", "bytes_retrans",
+              "delivery_rate_app_limited")
+
+
+class _Stop(Exception):
+    pass
+
+
+def _on_signal(_sig, _frame):
+    raise _Stop()
+
+
+def in_netns(pid, make):
+    """Call make() inside the network namespace of process `pid` (None: this one)."""
+    if pid is None:
+        return make()
+    libc = ctypes.CDLL(None, use_errno=True)
+    own = os.open("/proc/self/ns/net", os.O_RDONLY)
+    target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        if libc.setns(target, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns into the namespace of pid {pid}")
+        try:
+            return make()
+        finally:
+            libc.setns(own, CLONE_NEWNET)
+    finally:
+        os.close(own)
+        os.close(target)
+
+
+def socket_record(reader, ports) -> dict:
+    socks = []
+    for s in reader.read():
+        if ports and s["sport"] not in ports and s["dport"] not in ports:
+            continue
+        info = s.get("tcp_info", {})
+        entry = {k: s[k] for k in ("src", "sport", "dst", "dport", "state")}
+        entry["cc"] = s.get("cc")
+        entry["info"] = {k: info[k] for k in TCP_FIELDS if k in info}
+        if "bbr" in s:
+            entry["bbr"] = s["bbr"]
+        socks.append(entry)
+    return {"socks": socks}
+
+
+class CpuReader:
+    def __init__(self):
+        self.prev = self._read()
+
+    @staticmethod
+    def _read():
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return sum(fields), fields[3] + (fields[4] if len(fields) > 4 else 0)
+
+    def record(self) -> dict:
+        total, idle = self._read()
+        ptotal, pidle = self.prev
+        self.prev = (total, idle)
+        busy = 1.0 - (idle - pidle) / (total - ptotal) if total > ptotal else None
+        return {"busy": busy}
+
+
+def build_targets(config: dict) -> list:
+    """[(every, out_file, sample_fn)] for every configured target."""
+    targets = []
+    for entry in config.get("sockets", []):
+        reader = in_netns(entry.get("netns_pid"), netlink.TcpSockets)
+        ports = set(entry.get("ports", []))
+        targets.append((entry.get("every", 2), entry["out"], lambda r=reader, p=ports: socket_record(r, p)))
+    if "qdisc" in config:
+        q = config["qdisc"]
+        reader = in_netns(q.get("netns_pid"), lambda: netlink.Qdiscs(socket.if_nametoindex(q["dev"])))
+        targets.append((q.get("every", 1), q["out"], lambda r=reader: {"qdiscs": r.read()}))
+    if "cpu" in config:
+        cpu = CpuReader()
+        targets.append((config["cpu"].get("every", 10), config["cpu"]["out"], cpu.record))
+    return targets
+
+
+def run(config: dict) -> None:
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    targets = build_targets(config)
+    files = [open(out, "a", buffering=1 << 16) for _every, out, _fn in targets]
+    tick, until = config.get("tick_s", 0.05), config.get("until")
+    print("ready", flush=True)
+    start, k = time.time(), 0
+    try:
+        while until is None or time.time() < until:
+            due = start + k * tick
+            now = time.time()
+            if now < due:
+                time.sleep(due - now)
+                now = time.time()
+            late = round((now - due) * 1e3, 3)
+            for (every, _out, sample), f in zip(targets, files):
+                if k % every == 0:
+                    record = {"t": round(time.time(), 6), "late_ms": late}
+                    record.update(sample())
+                    f.write(json.dumps(record, separators=(",", ":")) + "\n")
+            # Skip grid points already missed instead of bursting to catch up.
+            k = max(k + 1, int((time.time() - start) / tick) + 1)
+    except _Stop:
+        pass
+    finally:
+        for f in files:
+            f.close()
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        sys.exit("usage: python3 -m bbrlab.samplers CONFIG.json")
+    with open(argv[0]) as f:
+        run(json.load(f))
+
+
+if __name__ == "__main__":
+    main()

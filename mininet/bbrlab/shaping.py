@@ -1,0 +1,78 @@
+"""Traffic control on the dumbbell: bottleneck rate and buffer, AQM, per-flow
+propagation delay, sender pacing qdisc, segmentation offloads.
+
+The functions return command lines (lists of argv); guest.py runs them in the
+right network namespace. Keeping them pure makes every knob testable without
+a testbed.
+"""
+import math
+
+NETEM_LIMIT_PKTS = 100000   # netem's default 1000 packets would drop ACKs at high BDPs
+
+
+def offloads_off(dev: str) -> list:
+    """TSO/GSO/GRO off, so the bottleneck queue limit counts real packets."""
+    return [["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]]
+
+
+def sender_qdisc(dev: str, kind: str) -> list:
+    if kind == "fq":
+        return [["tc", "qdisc", "replace", "dev", dev, "root", "fq"]]
+    return []
+
+
+def netem_delay(dev: str, delay_ms: float, change: bool = False) -> list:
+    verb = "change" if change else "replace"
+    return [["tc", "qdisc", verb, "dev", dev, "root", "handle", "2:", "netem",
+             "delay", f"{delay_ms:g}ms", "limit", str(NETEM_LIMIT_PKTS)]]
+
+
+def _rate(rate_mbps: float) -> str:
+    return f"{int(round(rate_mbps * 1e6))}bit"
+
+
+def _leaf(dev: str, parent: str, bottleneck: dict) -> list:
+    """The queue behind the shaper: byte-limited FIFO (drop-tail) or RED."""
+    limit = bottleneck["buffer_bytes_resolved"]
+    aqm = bottleneck["aqm"]
+    base = ["tc", "qdisc", "add", "dev", dev, "parent", parent, "handle", "10:"]
+    if aqm["kind"] == "droptail":
+        return [base + ["bfifo", "limit", str(limit)]]
+    avpkt = 1000
+    # tc-red(8): burst = (2 * min + max) / (3 * avpkt), in packets
+    burst = math.ceil((2 * aqm["min_bytes"] + aqm["max_bytes"]) / (3 * avpkt)) + 1
+    cmd = base + ["red", "limit", str(max(limit, aqm["max_bytes"] * 2)),
+                  "min", str(aqm["min_bytes"]), "max", str(aqm["max_bytes"]),
+                  "avpkt", str(avpkt), "burst", str(burst),
+                  "probability", f"{aqm['probability']:g}",
+                  "bandwidth", _rate(bottleneck["rate_mbps"])]
+    if aqm.get("ecn"):
+        cmd.append("ecn")
+    return [cmd]
+
+
+def bottleneck(dev: str, bottleneck: dict) -> list:
+    """Shaper at `rate_mbps` on `dev` with the configured queue behind it."""
+    rate = _rate(bottleneck["rate_mbps"])
+    burst = str(bottleneck["burst_bytes"])
+    if bottleneck["shaper"] == "tbf":
+        cmds = [["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "tbf",
+                 "rate", rate, "burst", burst, "limit", str(bottleneck["buffer_bytes_resolved"])]]
+        parent = "1:1"
+    else:
+        cmds = [["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
+                ["tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+                 "rate", rate, "ceil", rate, "burst", burst, "cburst", burst, "quantum", "1514"]]
+        parent = "1:1"
+    return cmds + _leaf(dev, parent, bottleneck)
+
+
+def delay_device(flow_index: int, rtt_on: str, dumbbell) -> tuple:
+    """(node, interface) whose egress carries flow i's ACKs and gets the netem delay.
+
+    `switch`: sw1's port toward the sender, so the sender's own interface keeps
+    its fq pacing qdisc. `receiver`: the receiver's interface."""
+    if rtt_on == "switch":
+        return dumbbell.net.get("sw1"), dumbbell.sender_side_ports[flow_index]
+    receiver = dumbbell.receivers[flow_index]
+    return receiver, receiver.defaultIntf().name

@@ -1,0 +1,228 @@
+"""Experiment specs: load, validate, expand.
+
+A spec is a YAML file describing one figure's experiment as data (see
+mininet/specs/ and the README). Loading it
+
+1. deep-merges the overrides of the chosen profile (`profiles: {quick: ...}`),
+2. validates the result against spec_schema.yaml and a few rules a schema
+   cannot express (exactly one buffer size, flow times inside the run, ...),
+3. expands sweeps (cartesian product of `sweep` paths), flow `count`s and
+   repetitions into fully resolved run specs, one per testbed boot.
+
+Every problem is raised as SpecError naming the file, the field and the
+reason, before anything is booted.
+"""
+import copy
+import hashlib
+import itertools
+import json
+import pathlib
+
+import jsonschema
+import yaml
+
+from . import units
+
+SCHEMA = yaml.safe_load((pathlib.Path(__file__).with_name("spec_schema.yaml")).read_text())
+
+DEFAULTS = {
+    "repetitions": 1,
+    "seed": 1,
+    "clock": "real",
+    "sample_interval_s": 0.1,
+    "queue_sample_interval_s": 0.05,
+    "sender_qdisc": "fq",
+    "rtt_on": "switch",
+    "mtu_bytes": 1500,
+    "switch": "linuxbridge",
+    "capture": False,
+    "changes": [],
+}
+BOTTLENECK_DEFAULTS = {"shaper": "tbf", "aqm": {"kind": "droptail"}}
+FIDELITY_DEFAULTS = {
+    "base_rtt_tolerance_ms": 1.0,   # |measured - configured| base RTT per path
+    "rate_tolerance": 0.05,         # |dequeue rate while backlogged / configured - 1|
+    "max_cpu_busy": 0.99,           # mean guest CPU busy fraction: above it the guest is saturated
+    "max_timer_lateness_ms": 20.0,  # 99th percentile of sampler wake-up lateness
+}
+
+
+class SpecError(ValueError):
+    """An experiment spec is invalid; the message names field and reason."""
+
+
+def deep_merge(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _field(path) -> str:
+    return ".".join(str(p + 1) if isinstance(p, int) else str(p) for p in path) or "(top level)"
+
+
+def _fail(source, path, reason):
+    raise SpecError(f"{source}: {_field(path)}: {reason}")
+
+
+def load(path, profile=None, overrides=None) -> dict:
+    """Read, profile-merge and validate a spec file; returns the spec dict."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise SpecError(f"{path}: no such spec file")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise SpecError(f"{path}: not valid YAML: {err}") from None
+    return resolve(raw, source=str(path), profile=profile, overrides=overrides)
+
+
+def resolve(raw, source="spec", profile=None, overrides=None) -> dict:
+    if not isinstance(raw, dict):
+        _fail(source, [], "a spec must be a mapping")
+    spec = copy.deepcopy(raw)
+    profiles = spec.pop("profiles", {}) or {}
+    if not isinstance(profiles, dict):
+        _fail(source, ["profiles"], "must be a mapping of profile name to overrides")
+    if profile and profile in profiles:
+        if not isinstance(profiles[profile], dict):
+            _fail(source, ["profiles", profile], "overrides must be a mapping")
+        spec = deep_merge(spec, profiles[profile])
+    if overrides:
+        spec = deep_merge(spec, overrides)
+    validate(spec, source)
+    spec["profile"] = profile
+    return spec
+
+
+def validate(spec: dict, source="spec") -> None:
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    errors = sorted(validator.iter_errors(spec), key=lambda e: (len(e.path), list(map(str, e.path))))
+    if errors:
+        err = jsonschema.exceptions.best_match(errors)
+        _fail(source, list(err.absolute_path), err.message)
+    bn = spec["bottleneck"]
+    given = [k for k in ("buffer_bytes", "buffer_pkts", "buffer_bdp") if k in bn]
+    if len(given) != 1:
+        _fail(source, ["bottleneck"], "give exactly one of buffer_bytes, buffer_pkts, buffer_bdp"
+              f" (got {', '.join(given) or 'none'})")
+    aqm = bn.get("aqm", {"kind": "droptail"})
+    if aqm["kind"] == "red":
+        for key in ("min_bytes", "max_bytes", "probability"):
+            if key not in aqm:
+                _fail(source, ["bottleneck", "aqm", key], "required when kind is red")
+        if aqm["min_bytes"] >= aqm["max_bytes"]:
+            _fail(source, ["bottleneck", "aqm", "min_bytes"], "must be smaller than max_bytes")
+    elif set(aqm) - {"kind"}:
+        _fail(source, ["bottleneck", "aqm"], f"droptail takes no parameters (got {sorted(set(aqm) - {'kind'})})")
+    duration = spec["duration_s"]
+    for i, flow in enumerate(spec["flows"]):
+        start, stop = flow.get("start_s", 0), flow.get("stop_s", duration)
+        if start >= duration:
+            _fail(source, ["flows", i, "start_s"], f"{start} is not before duration_s ({duration})")
+        if stop <= start:
+            _fail(source, ["flows", i, "stop_s"], f"{stop} must be after start_s ({start})")
+        if stop > duration:
+            _fail(source, ["flows", i, "stop_s"], f"{stop} is after duration_s ({duration})")
+    n_flows = sum(f.get("count", 1) for f in spec["flows"])
+    for i, change in enumerate(spec.get("changes", [])):
+        if change["flow"] > n_flows:
+            _fail(source, ["changes", i, "flow"], f"there are only {n_flows} flows")
+        if change["at_s"] >= duration:
+            _fail(source, ["changes", i, "at_s"], f"{change['at_s']} is not before duration_s ({duration})")
+        if "rtt_ms" not in change:
+            _fail(source, ["changes", i], "names no change (give rtt_ms)")
+    for key, values in (spec.get("sweep") or {}).items():
+        try:
+            _get_path(spec, key)
+        except (KeyError, IndexError, TypeError, ValueError):
+            _fail(source, ["sweep", key], "does not name a field of the spec")
+        for value in values:
+            try:
+                validate(_without_sweep(_set_path(spec, key, value)), source)
+            except SpecError as err:
+                raise SpecError(f"{source}: sweep.{key} = {value!r}: {str(err).split(': ', 1)[1]}") from None
+
+
+def _without_sweep(spec):
+    spec = dict(spec)
+    spec.pop("sweep", None)
+    return spec
+
+
+def _split(path: str):
+    return [int(p) - 1 if p.isdigit() else p for p in path.split(".")]
+
+
+def _get_path(obj, path: str):
+    for part in _split(path):
+        obj = obj[part]
+    return obj
+
+
+def _set_path(obj, path: str, value):
+    obj = copy.deepcopy(obj)
+    parts = _split(path)
+    target = obj
+    for part in parts[:-1]:
+        target = target[part]
+    target[parts[-1]] = value
+    return obj
+
+
+def _point_name(assignment: dict) -> str:
+    if not assignment:
+        return "base"
+    parts = []
+    for key, value in assignment.items():
+        short = key.replace("bottleneck.", "").replace("flows.", "f")
+        parts.append(f"{short}={value}".replace(".", "_").replace("/", "_"))
+    return "__".join(parts)
+
+
+def expand(spec: dict) -> list:
+    """All runs of a validated spec: sweep points x repetitions, resolved."""
+    sweep = spec.get("sweep") or {}
+    keys = list(sweep)
+    runs = []
+    for combo in itertools.product(*(sweep[k] for k in keys)):
+        assignment = dict(zip(keys, combo))
+        point_spec = _without_sweep(spec)
+        for key, value in assignment.items():
+            point_spec = _set_path(point_spec, key, value)
+        for rep in range(1, point_spec.get("repetitions", DEFAULTS["repetitions"]) + 1):
+            runs.append(resolve_run(point_spec, _point_name(assignment), rep, assignment))
+    return runs
+
+
+def resolve_run(spec: dict, point: str, repetition: int, assignment=None) -> dict:
+    """Fill defaults and derived quantities into one run's spec."""
+    run = deep_merge(DEFAULTS, spec)
+    run["bottleneck"] = deep_merge(BOTTLENECK_DEFAULTS, spec["bottleneck"])
+    run["fidelity"] = deep_merge(FIDELITY_DEFAULTS, spec.get("fidelity", {}))
+    run["point"] = point
+    run["sweep_values"] = assignment or {}
+    run["repetition"] = repetition
+    run["seed"] = spec.get("seed", DEFAULTS["seed"]) + repetition - 1
+    flows = []
+    for entry in spec["flows"]:
+        for _ in range(entry.get("count", 1)):
+            flow = {k: v for k, v in entry.items() if k != "count"}
+            flow.setdefault("start_s", 0.0)
+            flow.setdefault("stop_s", spec["duration_s"])
+            flow.setdefault("module_params", {})
+            flow["flow"] = len(flows) + 1
+            flow.setdefault("label", f"{flow['rtt_ms']:g} ms {flow['cc']}")
+            flows.append(flow)
+    run["flows"] = flows
+    bn = run["bottleneck"]
+    bn.setdefault("bdp_rtt_ms", max(f["rtt_ms"] for f in flows))
+    mtu = run["mtu_bytes"]
+    bn["buffer_bytes_resolved"] = units.buffer_bytes(bn, bn["bdp_rtt_ms"], mtu)
+    bn.setdefault("burst_bytes", units.burst_bytes(bn["rate_mbps"], mtu))
+    run["run_key"] = hashlib.sha256(json.dumps(run, sort_keys=True).encode()).hexdigest()[:12]
+    return run

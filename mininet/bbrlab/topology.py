@@ -1,0 +1,66 @@
+"""The dumbbell, on the Mininet API.
+
+    snd1 --\                                /-- rcv1
+    snd2 ---- sw1 ==== bottleneck ==== sw2 ---- rcv2
+    sndN --/    (sw1's port toward sw2)     \-- rcvN
+
+Flow i runs from snd<i> to rcv<i>. Switches are Linux bridges by default
+(`switch: linuxbridge`) or Open vSwitch bridges in standalone (learning)
+mode with no controller (`switch: ovs`). In the UML testbed, OVS 3.1's
+kernel datapath starts zero upcall handler threads (per-CPU dispatch on a
+one-CPU guest), so every first packet is lost: see README, "Switches". Addresses: snd<i> is
+10.0.1.<i>, rcv<i> is 10.0.2.<i> (one /16, so flows are told apart by address).
+"""
+from dataclasses import dataclass, field
+
+from mininet.link import Link
+from mininet.net import Mininet
+from mininet.node import OVSBridge
+from mininet.topo import Topo
+
+
+@dataclass
+class Dumbbell:
+    net: Mininet
+    senders: list
+    receivers: list
+    bottleneck_intf: str           # sw1's egress toward sw2 (the bottleneck queue)
+    sender_side_ports: list        # sw1's port facing snd<i> (ACK path toward the sender)
+    interfaces: dict = field(default_factory=dict)   # node name -> list of interface names
+
+
+class DumbbellTopo(Topo):
+    def build(self, n_flows: int, mtu: int = 1500):  # pylint: disable=arguments-differ
+        sw1, sw2 = self.addSwitch("sw1"), self.addSwitch("sw2")
+        self.addLink(sw1, sw2, port1=1, port2=1)
+        for i in range(1, n_flows + 1):
+            snd = self.addHost(f"snd{i}", ip=f"10.0.1.{i}/16")
+            rcv = self.addHost(f"rcv{i}", ip=f"10.0.2.{i}/16")
+            self.addLink(snd, sw1, port2=i + 1)
+            self.addLink(rcv, sw2, port2=i + 1)
+
+
+def _switch_class(kind: str):
+    if kind == "ovs":
+        return OVSBridge
+    from mininet.nodelib import LinuxBridge  # needs bridge-utils
+    return LinuxBridge
+
+
+def build(n_flows: int, switch: str = "ovs", mtu: int = 1500) -> Dumbbell:
+    """Create and start the dumbbell; returns handles for shaping and traffic."""
+    net = Mininet(topo=DumbbellTopo(n_flows=n_flows, mtu=mtu), switch=_switch_class(switch),
+                  link=Link, controller=None, autoSetMacs=True, waitConnected=False)
+    net.start()
+    senders = [net.get(f"snd{i}") for i in range(1, n_flows + 1)]
+    receivers = [net.get(f"rcv{i}") for i in range(1, n_flows + 1)]
+    interfaces = {node.name: [i.name for i in node.intfList() if i.name != "lo"]
+                  for node in net.hosts + net.switches}
+    return Dumbbell(net=net, senders=senders, receivers=receivers,
+                    bottleneck_intf="sw1-eth1",
+                    sender_side_ports=[f"sw1-eth{i + 1}" for i in range(1, n_flows + 1)],
+                    interfaces=interfaces)
+
+
+def ip_of(node) -> str:
+    return node.IP()

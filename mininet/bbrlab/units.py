@@ -1,0 +1,56 @@
+"""Rate, size and bandwidth-delay-product arithmetic.
+
+All helpers take SI units in their names: Mbit/s is 10**6 bit/s and a
+"MB" in the papers is taken as 10**6 bytes (the BBQ paper's 2 MB buffer
+is written as buffer_bytes: 2000000 in the specs, so no unit guessing
+happens here).
+"""
+
+ETH_HEADER_BYTES = 14        # counted by tbf/htb on veth, not by TCP
+IPV4_HEADER_BYTES = 20
+TCP_HEADER_BYTES = 32        # 20 + 12 bytes of the timestamp option
+
+
+def bdp_bytes(rate_mbps: float, rtt_ms: float) -> int:
+    """Bandwidth-delay product in bytes, rounded down."""
+    if rate_mbps <= 0 or rtt_ms < 0:
+        raise ValueError(f"need rate_mbps > 0 and rtt_ms >= 0, got {rate_mbps}, {rtt_ms}")
+    return int(rate_mbps * 1e6 / 8 * rtt_ms / 1e3)
+
+
+def frame_bytes(mtu_bytes: int) -> int:
+    """Bytes a full-sized segment occupies in the bottleneck queue."""
+    return mtu_bytes + ETH_HEADER_BYTES
+
+
+def mss_bytes(mtu_bytes: int) -> int:
+    """TCP payload of a full-sized segment (IPv4, timestamps on)."""
+    return mtu_bytes - IPV4_HEADER_BYTES - TCP_HEADER_BYTES
+
+
+def goodput_ceiling_mbps(rate_mbps: float, mtu_bytes: int = 1500) -> float:
+    """Highest TCP goodput a shaper counting Ethernet frames lets through."""
+    return rate_mbps * mss_bytes(mtu_bytes) / frame_bytes(mtu_bytes)
+
+
+def buffer_bytes(bottleneck: dict, rtt_ms: float, mtu_bytes: int = 1500) -> int:
+    """Bottleneck buffer in bytes from exactly one of buffer_bytes,
+    buffer_pkts (full-sized frames) or buffer_bdp (multiples of the BDP at
+    `rtt_ms`). Never smaller than one full-sized frame."""
+    given = [k for k in ("buffer_bytes", "buffer_pkts", "buffer_bdp") if k in bottleneck]
+    if len(given) != 1:
+        raise ValueError("give exactly one of buffer_bytes, buffer_pkts, buffer_bdp"
+                         f" (got {', '.join(given) or 'none'})")
+    if "buffer_bytes" in bottleneck:
+        size = int(bottleneck["buffer_bytes"])
+    elif "buffer_pkts" in bottleneck:
+        size = int(bottleneck["buffer_pkts"]) * frame_bytes(mtu_bytes)
+    else:
+        size = int(bottleneck["buffer_bdp"] * bdp_bytes(bottleneck["rate_mbps"], rtt_ms))
+    return max(size, frame_bytes(mtu_bytes))
+
+
+def burst_bytes(rate_mbps: float, mtu_bytes: int = 1500, tick_ms: float = 1.0) -> int:
+    """Token-bucket depth: what the link sends in `tick_ms`, at least two
+    full frames so a burst of two back-to-back segments passes."""
+    return max(int(rate_mbps * 1e6 / 8 * tick_ms / 1e3), 2 * frame_bytes(mtu_bytes))

@@ -1,0 +1,42 @@
+"""Shared fixtures. Tests that boot the testbed use `kernel`, which builds the
+UML kernel once (kernel/build-uml.sh skips an up-to-date build) and reuses it."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "mininet"))
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def kernel():
+    """Path of the testbed kernel, built on first use (about 5-8 min on 2 cores)."""
+    res = subprocess.run([str(REPO / "kernel" / "build-uml.sh"), str(REPO / "build" / "kernel")],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        pytest.fail(f"testbed kernel build failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
+    return REPO / "build" / "kernel" / "linux"
+
+
+@pytest.fixture
+def fixtures():
+    return FIXTURES
+
+
+def write_spec(path: pathlib.Path, text: str) -> pathlib.Path:
+    path.write_text(text)
+    return path
+
+
+def cli(*args, env=None, user=None, cwd=None):
+    """Run `python3 -m bbrlab ARGS` as a subprocess (Debian's python3, like the pipeline's venv)."""
+    env = dict(os.environ if env is None else env, PYTHONPATH=str(REPO / "mininet"))
+    cmd = [sys.executable, "-m", "bbrlab", *map(str, args)]
+    if user:
+        cmd = ["runuser", "-u", user, "--", "env", f"PYTHONPATH={env['PYTHONPATH']}", "HOME=/tmp", "/usr/bin/python3",
+               "-m", "bbrlab", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)

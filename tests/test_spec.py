@@ -1,0 +1,122 @@
+"""Spec validation and expansion: every error names the field and the reason."""
+import pathlib
+
+import pytest
+import yaml
+
+from bbrlab import spec
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+BASE = {"name": "t", "duration_s": 30, "bottleneck": {"rate_mbps": 100, "buffer_bytes": 2_000_000},
+        "flows": [{"cc": "bbr", "rtt_ms": 10}, {"cc": "bbr", "rtt_ms": 50, "start_s": 5}]}
+
+
+def resolve(**changes):
+    raw = spec.deep_merge(BASE, changes)
+    return spec.resolve(raw, source="t.yaml")
+
+
+def error_of(raw) -> str:
+    with pytest.raises(spec.SpecError) as err:
+        spec.resolve(raw, source="t.yaml")
+    return str(err.value)
+
+
+def test_all_shipped_specs_are_valid():
+    specs = sorted((REPO / "mininet" / "specs").glob("*.yaml"))
+    assert specs
+    for path in specs:
+        for profile in ("quick", "paper"):
+            assert spec.expand(spec.load(path, profile=profile))
+
+
+def test_defaults_and_derived_values():
+    (run,) = spec.expand(resolve())
+    assert run["sender_qdisc"] == "fq" and run["clock"] == "real" and run["rtt_on"] == "switch"
+    assert run["bottleneck"]["shaper"] == "tbf" and run["bottleneck"]["aqm"] == {"kind": "droptail"}
+    assert run["bottleneck"]["buffer_bytes_resolved"] == 2_000_000
+    assert [f["flow"] for f in run["flows"]] == [1, 2]
+    assert run["flows"][0]["stop_s"] == 30 and run["flows"][1]["start_s"] == 5
+    assert run["fidelity"]["base_rtt_tolerance_ms"] == 1.0
+
+
+def test_buffer_in_bdp_uses_largest_rtt_unless_given():
+    raw = dict(BASE, bottleneck={"rate_mbps": 100, "buffer_bdp": 2})
+    (run,) = spec.expand(spec.resolve(raw))
+    assert run["bottleneck"]["buffer_bytes_resolved"] == 2 * 625_000
+    raw = dict(BASE, bottleneck={"rate_mbps": 100, "buffer_bdp": 2, "bdp_rtt_ms": 10})
+    (run,) = spec.expand(spec.resolve(raw))
+    assert run["bottleneck"]["buffer_bytes_resolved"] == 250_000
+
+
+def test_profile_overrides_and_repetitions():
+    raw = dict(BASE, profiles={"quick": {"duration_s": 12}, "paper": {"repetitions": 3}})
+    quick = spec.expand(spec.resolve(raw, profile="quick"))
+    paper = spec.expand(spec.resolve(raw, profile="paper"))
+    assert [r["duration_s"] for r in quick] == [12]
+    assert [(r["repetition"], r["seed"]) for r in paper] == [(1, 1), (2, 2), (3, 3)]
+    assert len({r["run_key"] for r in paper}) == 3
+
+
+def test_sweep_is_a_cartesian_product_with_named_points():
+    raw = dict(BASE, sweep={"bottleneck.rate_mbps": [10, 100], "flows.2.rtt_ms": [20, 40]})
+    runs = spec.expand(spec.resolve(raw))
+    assert len(runs) == 4
+    points = {r["point"]: r for r in runs}
+    assert "rate_mbps=10__f2_rtt_ms=40" in points
+    run = points["rate_mbps=10__f2_rtt_ms=40"]
+    assert run["bottleneck"]["rate_mbps"] == 10 and run["flows"][1]["rtt_ms"] == 40
+
+
+def test_flow_count_expands():
+    raw = dict(BASE, flows=[{"cc": "bbr", "rtt_ms": 50}, {"cc": "cubic", "rtt_ms": 10, "count": 3}])
+    (run,) = spec.expand(spec.resolve(raw))
+    assert [(f["flow"], f["cc"]) for f in run["flows"]] == [(1, "bbr"), (2, "cubic"), (3, "cubic"), (4, "cubic")]
+
+
+@pytest.mark.parametrize("change, field, reason", [
+    ({"duration_s": -1}, "duration_s", "less than or equal to the minimum"),
+    ({"bottleneck": {"rate_mbps": "fast", "buffer_bytes": 1}}, "bottleneck.rate_mbps", "not of type 'number'"),
+    ({"bottleneck": {"rate_mbps": 100}}, "bottleneck", "exactly one of buffer_bytes"),
+    ({"flows": []}, "flows", "is too short"),
+    ({"flows": [{"cc": "bbr"}]}, "flows.1", "'rtt_ms' is a required property"),
+    ({"flows": [{"cc": "bbr", "rtt_ms": 10, "start_s": 40}]}, "flows.1.start_s", "not before duration_s"),
+    ({"flows": [{"cc": "bbr", "rtt_ms": 10, "start_s": 5, "stop_s": 5}]}, "flows.1.stop_s", "must be after start_s"),
+    ({"flows": [{"cc": "BBR!", "rtt_ms": 10}]}, "flows.1.cc", "does not match"),
+    ({"rtt": 5}, "(top level)", "Additional properties are not allowed ('rtt' was unexpected)"),
+    ({"changes": [{"at_s": 1, "flow": 9, "rtt_ms": 5}]}, "changes.1.flow", "only 2 flows"),
+    ({"changes": [{"at_s": 1, "flow": 1}]}, "changes.1", "names no change"),
+    ({"sweep": {"bottleneck.nope": [1]}}, "sweep.bottleneck.nope", "does not name a field"),
+    ({"clock": "fast"}, "clock", "is not one of"),
+])
+def test_invalid_specs_name_field_and_reason(change, field, reason):
+    raw = dict(BASE, **change)
+    message = error_of(raw)
+    assert message.startswith(f"t.yaml: {field}: "), message
+    assert reason in message
+
+
+def test_red_needs_consistent_thresholds():
+    bn = {"rate_mbps": 100, "buffer_bytes": 2_000_000, "aqm": {"kind": "red", "min_bytes": 5000, "max_bytes": 1000,
+                                                               "probability": 0.1}}
+    assert "bottleneck.aqm.min_bytes: must be smaller than max_bytes" in error_of(dict(BASE, bottleneck=bn))
+    bn["aqm"] = {"kind": "red", "min_bytes": 1000}
+    assert "bottleneck.aqm.max_bytes: required when kind is red" in error_of(dict(BASE, bottleneck=bn))
+
+
+def test_bad_sweep_value_is_reported_with_its_value():
+    message = error_of(dict(BASE, sweep={"bottleneck.rate_mbps": [10, -5]}))
+    assert "sweep.bottleneck.rate_mbps = -5" in message
+
+
+def test_load_reports_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(spec.SpecError, match="no such spec file"):
+        spec.load(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(spec.SpecError, match="not valid YAML"):
+        spec.load(bad)
+    listy = tmp_path / "list.yaml"
+    listy.write_text(yaml.safe_dump([1, 2]))
+    with pytest.raises(spec.SpecError, match="must be a mapping"):
+        spec.load(listy)
