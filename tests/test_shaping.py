@@ -12,7 +12,7 @@ def bottleneck_of(**bn):
 def test_tbf_droptail_limits_bytes_in_a_bfifo():
     cmds = shaping.bottleneck("sw1-eth1", bottleneck_of())
     assert cmds[0][:9] == ["tc", "qdisc", "replace", "dev", "sw1-eth1", "root", "handle", "1:", "tbf"]
-    assert cmds[0][9:] == ["rate", "100000000bit", "burst", "12500", "limit", "2000000"]
+    assert cmds[0][9:] == ["rate", "100000000bit", "burst", "62500", "limit", "2000000"]
     assert cmds[1][-3:] == ["bfifo", "limit", "2000000"] and "1:1" in cmds[1]
 
 

@@ -32,7 +32,7 @@ def test_all_shipped_specs_are_valid():
 
 def test_defaults_and_derived_values():
     (run,) = spec.expand(resolve())
-    assert run["sender_qdisc"] == "fq" and run["clock"] == "real" and run["rtt_on"] == "switch"
+    assert run["sender_qdisc"] == "fq" and run["clock"] == "real" and run["rtt_on"] == "ingress"
     assert run["bottleneck"]["shaper"] == "tbf" and run["bottleneck"]["aqm"] == {"kind": "droptail"}
     assert run["bottleneck"]["buffer_bytes_resolved"] == 2_000_000
     assert [f["flow"] for f in run["flows"]] == [1, 2]

@@ -41,4 +41,5 @@ def test_goodput_ceiling_counts_headers():
 
 def test_burst_at_least_two_frames():
     assert units.burst_bytes(1) == 2 * 1514
-    assert units.burst_bytes(1000) == 125_000
+    assert units.burst_bytes(100) == 62_500              # 5 ms at 100 Mbit/s
+    assert units.burst_bytes(1000, tick_ms=1) == 125_000

@@ -9,7 +9,12 @@ In the spirit of Mininet-HiFi's network invariants, every run is checked for
                   queue stayed backlogged, against the configured rate;
   guest_cpu       the guest's mean CPU busy fraction during the run: a guest
                   near 100 % delays timers, pacing and shaping;
-  timer_lateness  the 99th percentile of the samplers' wake-up lateness.
+  timer_lateness  the 99th percentile of the samplers' wake-up lateness;
+  sender_decoupled  a packet leaves its sender's TCP Small Queues budget
+                  before the bottleneck (netem on the data path before the
+                  bottleneck orphans it, as a NIC's transmit completion
+                  would); otherwise TSQ caps each flow's bottleneck backlog
+                  at about 1 ms of its pacing rate, which no real network does.
 
 Thresholds come from the spec's `fidelity` block (defaults in spec.py). A run
 with any failed check is invalid: kept, listed in the report, never averaged.
@@ -89,9 +94,21 @@ def cpu_checks(raw: pathlib.Path, job: dict, t0: float) -> list:
     return out
 
 
+DECOUPLING_PLACEMENTS = ("ingress", "sender")
+
+
+def decoupling_check(job: dict) -> dict:
+    placement = job["rtt_on"]
+    return check("sender_decoupled", "netem placement", "ingress or sender", placement, None, "rtt_on",
+                 placement in DECOUPLING_PLACEMENTS,
+                 None if placement in DECOUPLING_PLACEMENTS else
+                 "packets stay charged to the sender's socket up to the receiver: TSQ bounds the queue")
+
+
 def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     raw = run_dir / "raw"
     checks = base_rtt_checks(raw, job)
+    checks.append(decoupling_check(job))
     checks.append(rate_check(tidy_data["queue"], job))
     checks += cpu_checks(raw, job, tidy_data["timeline"]["t0"])
     return {"valid": all(c["ok"] for c in checks), "checks": checks}

@@ -62,10 +62,15 @@ def start_ovs() -> None:
         "--detach", "--log-file=/var/log/openvswitch/ovs-vswitchd.log"])
 
 
+def host_path(path: str) -> str:
+    """A host path as seen from here (the UML guest reaches the host's files under /mnt/host)."""
+    return os.environ.get("BBRLAB_HOST_ROOT", "") + path
+
+
 def load_modules(job: dict) -> None:
     for module in job.get("modules", []):
         params = [f"{k}={v}" for k, v in module.get("params", {}).items()]
-        sh(["insmod", module["path"]] + params)
+        sh(["insmod", host_path(module["path"])] + params)
         log(f"loaded module {module['path']} {' '.join(params)}")
 
 
@@ -87,14 +92,19 @@ def configure(db, job: dict) -> list:
             sh(cmd, node)
             applied.append({"node": node.name if node else "root", "cmd": cmd})
 
-    for host in db.senders + db.receivers:
-        for intf in db.interfaces[host.name]:
-            run(shaping.offloads_off(intf), host)
-    for sw in db.net.switches:
-        for intf in db.interfaces[sw.name]:
-            run(shaping.offloads_off(intf))
+    if job["offloads"] == "off":
+        for host in db.senders + db.receivers:
+            for intf in db.interfaces[host.name]:
+                run(shaping.offloads_off(intf), host)
+        for sw in db.net.switches:
+            for intf in db.interfaces[sw.name]:
+                run(shaping.offloads_off(intf))
     for i, flow in enumerate(job["flows"]):
         run(shaping.sender_qdisc(db.senders[i].defaultIntf().name, job["sender_qdisc"]), db.senders[i])
+        if job["rtt_on"] == "ingress":
+            run(shaping.ingress_redirect(db.sender_side_ports[i], shaping.ifb_name(i)))
+            if job["offloads"] == "off":
+                run(shaping.offloads_off(shaping.ifb_name(i)))
         node, dev = shaping.delay_device(i, job["rtt_on"], db)
         run(shaping.netem_delay(dev, flow["rtt_ms"]), node if node in db.net.hosts else None)
     run(shaping.bottleneck(db.bottleneck_intf, job["bottleneck"]))

@@ -3,7 +3,9 @@
 #
 # The host's root file system is the guest's root (hostfs, read-only); this
 # script gives the guest private writable directories (tmpfs), mounts the
-# run directory of the host read-write at /mnt/run, runs the experiment
+# run directory of the host read-write at /mnt/run and the whole host root
+# again, read-only, at /mnt/host (so host paths under the directories that
+# tmpfs hides, such as /tmp, stay reachable), runs the experiment
 # (bbrlab.guest) and powers the guest off. Its exit status reaches the host
 # through /mnt/run/guest_exit. Arguments come from the kernel command line
 # as environment variables: BBRLAB_RUN (host path of the run directory) and
@@ -21,13 +23,14 @@ for d in /tmp /run /var/tmp /var/log /var/lib/openvswitch /etc/openvswitch /mnt;
   mount -t tmpfs -o mode=1777 tmpfs "$d"
 done
 [ -L /var/run ] || mount -t tmpfs tmpfs /var/run
-mkdir -p /run/openvswitch /var/log/openvswitch /mnt/run /run/netns
+mkdir -p /run/openvswitch /var/log/openvswitch /mnt/run /mnt/host /run/netns
 mount -t hostfs -o "$BBRLAB_RUN" hostfs /mnt/run
+mount -r -t hostfs -o / hostfs /mnt/host
 hostname testbed
 ip link set lo up
 
 echo "bbrlab-guest: booted, kernel $(uname -r)"
-PYTHONPATH="$BBRLAB_PYTHONPATH" /usr/bin/python3 -m bbrlab.guest /mnt/run
+PYTHONPATH="/mnt/host$BBRLAB_PYTHONPATH" BBRLAB_HOST_ROOT=/mnt/host /usr/bin/python3 -m bbrlab.guest /mnt/run
 rc=$?
 echo "$rc" > /mnt/run/guest_exit.tmp && mv /mnt/run/guest_exit.tmp /mnt/run/guest_exit
 echo "bbrlab-guest: experiment exited with status $rc"

@@ -35,7 +35,8 @@ CLONE_NEWNET = 0x40000000
 TCP_FIELDS = ("state", "ca_state", "snd_mss", "unacked", "sacked", "lost", "retrans", "rtt", "rttvar",
               "snd_cwnd", "total_retrans", "pacing_rate", "bytes_acked", "bytes_received",
               "min_rtt", "delivery_rate", "delivered", "bytes_sent", "bytes_retrans",
-              "delivery_rate_app_limited")
+              "delivery_rate_app_limited", "notsent_bytes", "busy_time", "rwnd_limited",
+              "sndbuf_limited", "snd_wnd", "rcv_space")
 
 
 class _Stop(Exception):

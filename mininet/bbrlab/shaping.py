@@ -67,12 +67,42 @@ def bottleneck(dev: str, bottleneck: dict) -> list:
     return cmds + _leaf(dev, parent, bottleneck)
 
 
-def delay_device(flow_index: int, rtt_on: str, dumbbell) -> tuple:
-    """(node, interface) whose egress carries flow i's ACKs and gets the netem delay.
+def ingress_redirect(port: str, ifb: str) -> list:
+    """Send everything arriving on `port` through `ifb`'s egress qdisc and back."""
+    return [["ip", "link", "add", ifb, "type", "ifb"],
+            ["ip", "link", "set", ifb, "up"],
+            ["tc", "qdisc", "add", "dev", port, "handle", "ffff:", "ingress"],
+            ["tc", "filter", "add", "dev", port, "parent", "ffff:", "protocol", "all", "u32",
+             "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", ifb]]
 
-    `switch`: sw1's port toward the sender, so the sender's own interface keeps
-    its fq pacing qdisc. `receiver`: the receiver's interface."""
+
+def ifb_name(flow_index: int) -> str:
+    return f"ifbflow{flow_index + 1}"   # the kernel creates ifb0 and ifb1 itself
+
+
+def delay_device(flow_index: int, rtt_on: str, dumbbell) -> tuple:
+    """(node, interface) whose egress qdisc gets flow i's netem delay (the whole RTT).
+
+    `ingress` (default): data packets as they enter sw1 from the sender, through
+    an ifb device. The sender keeps its fq pacing qdisc, and netem takes
+    ownership of each packet (skb_orphan_partial) as a real NIC's transmit
+    completion would: packets queued further down the emulated path no longer
+    count against the sender's TCP Small Queues budget. Without that, a veth
+    path keeps every packet charged to its socket until the receiver consumes
+    it, and TSQ caps each flow's share of the bottleneck queue at about 1 ms of
+    its pacing rate (see README, "TCP Small Queues and veth").
+    `switch`: sw1's port toward the sender (delays ACKs). `receiver`: the
+    receiver's interface (delays ACKs). `data`: sw2's port toward the receiver
+    (data, after the bottleneck). `sender`: the sender's own interface (data;
+    replaces fq, so TCP paces internally)."""
+    if rtt_on == "ingress":
+        return dumbbell.net.get("sw1"), ifb_name(flow_index)
     if rtt_on == "switch":
         return dumbbell.net.get("sw1"), dumbbell.sender_side_ports[flow_index]
+    if rtt_on == "data":
+        return dumbbell.net.get("sw2"), dumbbell.receiver_side_ports[flow_index]
+    if rtt_on == "sender":
+        sender = dumbbell.senders[flow_index]
+        return sender, sender.defaultIntf().name
     receiver = dumbbell.receivers[flow_index]
     return receiver, receiver.defaultIntf().name

@@ -32,10 +32,11 @@ DEFAULTS = {
     "sample_interval_s": 0.1,
     "queue_sample_interval_s": 0.05,
     "sender_qdisc": "fq",
-    "rtt_on": "switch",
+    "rtt_on": "ingress",
     "mtu_bytes": 1500,
     "switch": "linuxbridge",
     "capture": False,
+    "offloads": "off",
     "changes": [],
 }
 BOTTLENECK_DEFAULTS = {"shaper": "tbf", "aqm": {"kind": "droptail"}}
@@ -128,6 +129,8 @@ def validate(spec: dict, source="spec") -> None:
             _fail(source, ["flows", i, "stop_s"], f"{stop} must be after start_s ({start})")
         if stop > duration:
             _fail(source, ["flows", i, "stop_s"], f"{stop} is after duration_s ({duration})")
+    if spec.get("rtt_on") == "sender" and spec.get("sender_qdisc", "fq") != "none":
+        _fail(source, ["sender_qdisc"], "must be none when rtt_on is sender (netem takes the sender's root qdisc)")
     n_flows = sum(f.get("count", 1) for f in spec["flows"])
     for i, change in enumerate(spec.get("changes", [])):
         if change["flow"] > n_flows:

@@ -66,8 +66,8 @@ def goodput_rows(flow: int, samples: list, t0: float) -> list:
         if prev_t is not None and t > prev_t:
             dt = t - prev_t
             delta = received - prev_bytes
-            rows.append({"flow": flow, "t_s": round(t - t0, 4), "interval_s": round(dt, 4),
-                         "bytes": delta, "goodput_mbps": round(delta * 8 / dt / 1e6, 4)})
+            rows.append({"flow": flow, "t_s": round(t - t0, 4), "interval_s": round(dt, 6),
+                         "bytes": delta, "goodput_mbps": round(delta * 8 / dt / 1e6, 6)})
         prev_t, prev_bytes = t, received
     return rows
 
@@ -77,6 +77,8 @@ def bbr_state(cc: str, bbr: dict) -> str:
     if cc != "bbr" or not bbr:
         return ""
     pacing, cwnd = bbr["pacing_gain"], bbr["cwnd_gain"]
+    if pacing == 0:
+        return ""          # the connection has no BBR state yet
     if pacing > 2.5:
         return "startup"
     if pacing < 0.5:
@@ -97,6 +99,8 @@ def _mbps(bytes_per_s):
 def tcp_rows(flow: int, samples: list, t0: float) -> list:
     rows = []
     for t, sock in data_socket_series(samples, traffic.port(flow), local=False, counter="bytes_acked"):
+        if sock["state"] in ("syn_sent", "syn_recv"):
+            continue          # handshake: congestion control and RTT not settled yet
         info, bbr = sock["info"], sock.get("bbr") or {}
         inflight = None
         if "unacked" in info:

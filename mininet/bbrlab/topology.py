@@ -26,6 +26,7 @@ class Dumbbell:
     receivers: list
     bottleneck_intf: str           # sw1's egress toward sw2 (the bottleneck queue)
     sender_side_ports: list        # sw1's port facing snd<i> (ACK path toward the sender)
+    receiver_side_ports: list      # sw2's port facing rcv<i> (data path after the bottleneck)
     interfaces: dict = field(default_factory=dict)   # node name -> list of interface names
 
 
@@ -59,6 +60,7 @@ def build(n_flows: int, switch: str = "ovs", mtu: int = 1500) -> Dumbbell:
     return Dumbbell(net=net, senders=senders, receivers=receivers,
                     bottleneck_intf="sw1-eth1",
                     sender_side_ports=[f"sw1-eth{i + 1}" for i in range(1, n_flows + 1)],
+                    receiver_side_ports=[f"sw2-eth{i + 1}" for i in range(1, n_flows + 1)],
                     interfaces=interfaces)
 
 

@@ -1,0 +1,157 @@
+"""The testbed booted for real: User-Mode Linux kernel, Mininet dumbbell, flows.
+
+These tests build the testbed kernel on first use (kernel/build-uml.sh) and
+take about a minute each."""
+import json
+import os
+import pathlib
+import pwd
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from bbrlab import backends, runner, spec, units
+from conftest import REPO, cli, write_spec
+
+TWO_FLOWS = """
+name: e2e
+duration_s: 20
+bottleneck: {rate_mbps: 100, buffer_bdp: 1.0}
+flows:
+  - {cc: bbr, rtt_ms: 10}
+  - {cc: cubic, rtt_ms: 30}
+"""
+
+
+def goodput_by_flow(run_dir, t_from, t_to):
+    import csv
+    sums, secs = {}, {}
+    with open(run_dir / "tidy" / "goodput.csv") as f:
+        for r in csv.DictReader(f):
+            if t_from < float(r["t_s"]) <= t_to:
+                sums[r["flow"]] = sums.get(r["flow"], 0) + int(r["bytes"])
+                secs[r["flow"]] = secs.get(r["flow"], 0) + float(r["interval_s"])
+    return {f: sums[f] * 8 / secs[f] / 1e6 for f in sums}
+
+
+def test_two_flow_run_end_to_end(tmp_path, kernel):
+    spec_file = write_spec(tmp_path / "e2e.yaml", TWO_FLOWS)
+    res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = tmp_path / "out" / "e2e" / "base" / "rep1"
+    summary = json.loads((run_dir / "run.json").read_text())
+    assert summary["status"] == "ok"
+    assert summary["testbed"]["backend"] == "uml" and summary["testbed"]["clock"] == "real"
+    assert summary["testbed"]["kernel_release"].startswith("6.1")
+    checks = {(c["name"], c["subject"]): c for c in summary["fidelity"]["checks"]}
+    # each path's base RTT, measured by ping before traffic, within 1 ms of its configuration
+    assert abs(checks[("base_rtt", "flow 1")]["measured"] - 10) <= 1.0
+    assert abs(checks[("base_rtt", "flow 2")]["measured"] - 30) <= 1.0
+    # the two flows together fill the bottleneck: aggregate goodput within 6 % of its rate
+    rates = goodput_by_flow(run_dir, 5, 19)
+    assert set(rates) == {"1", "2"}
+    aggregate = sum(rates.values())
+    assert aggregate <= units.goodput_ceiling_mbps(100) * 1.01
+    assert aggregate >= 0.94 * 100, rates
+    # per-flow socket state was sampled with the flow's own congestion control
+    tcp = (run_dir / "tidy" / "tcp.csv").read_text().splitlines()
+    assert any(",bbr,probe_bw," in line for line in tcp) and any(",cubic,," in line for line in tcp)
+    for name in ("goodput.csv", "tcp.csv", "queue.csv"):
+        assert (run_dir / "tidy" / name).stat().st_size > 1000
+    assert not list((tmp_path / "out" / "e2e" / "base").glob(".*tmp*"))
+
+
+@pytest.fixture
+def unprivileged_user():
+    name = "bbrlab-test"
+    if os.geteuid() != 0:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+    return name
+
+
+def test_runs_as_an_unprivileged_user(kernel, unprivileged_user):
+    """No root on the host: the testbed is an ordinary process of the user."""
+    base = pathlib.Path(tempfile.mkdtemp(prefix="bbrlab-unpriv-"))   # pytest's tmp dirs are root-only
+    os.chmod(base, 0o755)
+    work = base / "unpriv"
+    shutil.copytree(REPO / "mininet", work / "mininet", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(kernel, work / "linux")
+    write_spec(work / "u.yaml", TWO_FLOWS.replace("name: e2e", "name: unpriv").replace("duration_s: 20", "duration_s: 8"))
+    subprocess.run(["chown", "-R", unprivileged_user, str(work)], check=True)
+    env = dict(os.environ, PYTHONPATH=str(work / "mininet"))
+    res = subprocess.run(["runuser", "-u", unprivileged_user, "--", "env", f"PYTHONPATH={work / 'mininet'}",
+                          "HOME=/tmp", "TMPDIR=/tmp", "/usr/bin/python3", "-m", "bbrlab", "run", str(work / "u.yaml"),
+                          "--out", str(work / "out"), "--kernel", str(work / "linux")],
+                         capture_output=True, text=True, env=env, cwd=work)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = work / "out" / "unpriv" / "base" / "rep1"
+    summary = json.loads((run_dir / "run.json").read_text())
+    assert summary["status"] == "ok"
+    assert pwd.getpwuid((run_dir / "run.json").stat().st_uid).pw_name == unprivileged_user
+    assert (run_dir / "tidy" / "goodput.csv").stat().st_size > 100
+    shutil.rmtree(base)
+
+
+def test_invalid_spec_fails_before_boot(tmp_path):
+    bad = write_spec(tmp_path / "bad.yaml", TWO_FLOWS.replace("rate_mbps: 100", "rate_mbps: -3"))
+    res = cli("run", bad, "--out", tmp_path / "out", "--kernel", tmp_path / "no-kernel")
+    assert res.returncode == 2
+    assert "bottleneck.rate_mbps" in res.stderr and "minimum" in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_kernel_says_how_to_build_it(tmp_path):
+    good = write_spec(tmp_path / "good.yaml", TWO_FLOWS)
+    res = cli("run", good, "--out", tmp_path / "out", "--kernel", tmp_path / "no-kernel")
+    assert res.returncode == 3
+    assert "testbed kernel not found" in res.stderr and "kernel/build-uml.sh" in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def one_job(text, **overrides):
+    raw = spec.deep_merge(__import__("yaml").safe_load(text), overrides)
+    return spec.expand(spec.resolve(raw))[0]
+
+
+def test_guest_failure_is_a_failed_run_with_console_log(tmp_path, kernel):
+    job = one_job(TWO_FLOWS, duration_s=5, flows=[{"cc": "nosuchcc", "rtt_ms": 10}])
+    dest = tmp_path / "runs" / "e2e" / "base" / "rep1"
+    with pytest.raises(runner.RunFailed, match="failed in the testbed") as err:
+        runner.execute(job, dest, "uml", kernel=kernel, progress=lambda _m: None)
+    assert "congestion control not available in the testbed kernel: nosuchcc" in str(err.value)
+    assert not dest.exists()
+    failed = dest.with_name("rep1.failed")
+    summary = json.loads((failed / "run.json").read_text())
+    assert summary["status"] == "failed" and "console log" in summary["error"]
+    assert "nosuchcc" in (failed / "raw" / "console.log").read_text()
+    assert not (failed / "tidy").exists()
+
+
+def test_timeout_kills_the_testbed_and_fails_the_run(tmp_path, kernel):
+    job = one_job(TWO_FLOWS, duration_s=60)
+    dest = tmp_path / "runs" / "e2e" / "base" / "rep1"
+    with pytest.raises(runner.RunFailed, match="timed out after 8 s"):
+        runner.execute(job, dest, "uml", timeout_s=8, kernel=kernel, progress=lambda _m: None)
+    assert not dest.exists()
+    assert "killed after the 8-s timeout" in (dest.with_name("rep1.failed") / "raw" / "console.log").read_text()
+    leftovers = subprocess.run(["pgrep", "-f", str(dest.parent / ".rep1.tmp")], capture_output=True, text=True)
+    assert leftovers.stdout.strip() == ""
+
+
+def test_native_backend_refuses_clearly_where_the_host_lacks_netem():
+    from bbrlab.backends import native
+    missing = native.missing_prerequisites()
+    res = cli("check-native")
+    if not missing:
+        assert res.returncode == 0 and "all prerequisites present" in res.stdout
+        pytest.skip("this host can run the native backend")
+    assert res.returncode == 3
+    for reason in missing:
+        assert reason in res.stderr
+    assert "use the default uml backend" in res.stderr

@@ -1,0 +1,147 @@
+"""raw -> tidy and the fidelity checks, on a real 30-s two-flow run captured from the
+testbed (tests/fixtures/run_fig1short.tar.xz: 10-ms and 50-ms BBR flows, 100 Mbit/s,
+2 MB buffer, the 50-ms flow starting at 5 s)."""
+import copy
+import csv
+import json
+import tarfile
+
+import pytest
+
+from bbrlab import fidelity, tidy, units
+
+
+@pytest.fixture
+def run(tmp_path, fixtures):
+    with tarfile.open(fixtures / "run_fig1short.tar.xz") as tar:
+        tar.extractall(tmp_path)
+    job = json.loads((tmp_path / "job.json").read_text())
+    return tmp_path, job
+
+
+def rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def final_bytes_received(raw, flow):
+    """Largest bytes_received among the receiver's sockets on the flow's port, read directly."""
+    best = 0
+    for rec in tidy.read_jsonl(raw / f"sockets_rcv{flow}.jsonl"):
+        for s in rec["socks"]:
+            if s["sport"] == 5200 + flow:
+                best = max(best, s["info"].get("bytes_received", 0))
+    return best
+
+
+def test_goodput_conserves_received_bytes(run):
+    run_dir, job = run
+    tidy.make_tidy(run_dir, job)
+    goodput = rows(run_dir / "tidy" / "goodput.csv")
+    for flow in (1, 2):
+        total = sum(int(r["bytes"]) for r in goodput if r["flow"] == str(flow))
+        assert total == final_bytes_received(run_dir / "raw", flow)
+        assert total > 50_000_000          # the data connection, not iperf3's control connection
+
+
+def test_goodput_bins_are_100ms_and_start_with_the_flow(run):
+    run_dir, job = run
+    tidy.make_tidy(run_dir, job)
+    goodput = rows(run_dir / "tidy" / "goodput.csv")
+    intervals = sorted(float(r["interval_s"]) for r in goodput)
+    assert intervals[len(intervals) // 2] == pytest.approx(0.1, abs=0.005)
+    first2 = min(float(r["t_s"]) for r in goodput if r["flow"] == "2")
+    assert 5.0 <= first2 <= 6.0
+    for r in goodput:
+        assert float(r["goodput_mbps"]) == pytest.approx(int(r["bytes"]) * 8 / float(r["interval_s"]) / 1e6, rel=1e-3)
+
+
+def test_receivers_got_what_the_bottleneck_sent(run):
+    """Goodput (receiver sockets) against the bottleneck qdisc's byte counter over the
+    same 19 s: two independent measurements, equal up to header overhead."""
+    run_dir, job = run
+    tidy.make_tidy(run_dir, job)
+    goodput = [r for r in rows(run_dir / "tidy" / "goodput.csv") if 10 < float(r["t_s"]) <= 29]
+    received = sum(int(r["bytes"]) for r in goodput)
+    queue = [r for r in rows(run_dir / "tidy" / "queue.csv") if 10 <= float(r["t_s"]) <= 29]
+    seconds = float(queue[-1]["t_s"]) - float(queue[0]["t_s"])
+    sent = int(queue[-1]["sent_bytes"]) - int(queue[0]["sent_bytes"])
+    assert received == pytest.approx(sent * units.mss_bytes(1500) / units.frame_bytes(1500), rel=0.02)
+    assert sent * 8 / seconds / 1e6 <= 100 * 1.01
+
+
+def test_sender_state_series(run):
+    run_dir, job = run
+    tidy.make_tidy(run_dir, job)
+    tcp = rows(run_dir / "tidy" / "tcp.csv")
+    flow2 = [r for r in tcp if r["flow"] == "2"]
+    states = [r["state"] for r in flow2 if r["state"]]
+    assert states[0] == "startup" and {r["cc"] for r in flow2} == {"bbr"}
+    assert states.count("probe_bw") > len(states) / 2
+    min_rtts = [float(r["min_rtt_ms"]) for r in flow2 if r["min_rtt_ms"]]
+    assert min(min_rtts) == pytest.approx(50, abs=1)
+    for r in flow2:
+        assert int(r["inflight_pkts"]) >= 0 and int(r["cwnd_pkts"]) >= 4
+
+
+def test_queue_rows(run):
+    run_dir, job = run
+    tidy.make_tidy(run_dir, job)
+    queue = rows(run_dir / "tidy" / "queue.csv")
+    assert len(queue) > 500                        # 20 Hz over 30 s
+    sent = [int(r["sent_bytes"]) for r in queue]
+    assert sent == sorted(sent)
+    for r in queue:
+        assert 0 <= int(r["backlog_bytes"]) <= 2_000_000
+        assert float(r["qdelay_ms"]) == pytest.approx(int(r["backlog_bytes"]) * 8 / 1e8 * 1e3, abs=1e-3)
+
+
+def test_truncated_sampler_line_is_skipped(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"t": 1, "socks": []}\n{"t": 2, "so')
+    assert tidy.read_jsonl(path) == [{"t": 1, "socks": []}]
+
+
+def test_ping_parser_on_real_output(run):
+    run_dir, _job = run
+    rtts = fidelity.ping_rtts((run_dir / "raw" / "ping_2.txt").read_text())
+    assert len(rtts) == 11
+    assert rtts[0] > rtts[1]                     # the first reply waited for ARP
+    assert all(abs(r - 50) < 1 for r in rtts[1:])
+
+
+def test_real_run_passes_and_a_misconfigured_one_fails(run):
+    run_dir, job = run
+    data = tidy.make_tidy(run_dir, job)
+    verdict = fidelity.evaluate(run_dir, job, data)
+    assert verdict["valid"], verdict
+    names = {c["name"] for c in verdict["checks"]}
+    assert names == {"base_rtt", "bottleneck_rate", "guest_cpu", "timer_lateness", "sender_decoupled"}
+    wrong = copy.deepcopy(job)
+    wrong["flows"][1]["rtt_ms"] = 48.5               # the path really had 50 ms
+    wrong["bottleneck"]["rate_mbps"] = 90             # and the link really ran at 100
+    verdict = fidelity.evaluate(run_dir, wrong, data)
+    failed = {(c["name"], c["subject"]) for c in verdict["checks"] if not c["ok"]}
+    assert failed == {("base_rtt", "flow 2"), ("bottleneck_rate", "bottleneck")}
+    assert not verdict["valid"]
+
+
+def queue_series(rate_mbps, backlog, seconds=3.0, dt=0.05):
+    out, sent = [], 0
+    for k in range(int(seconds / dt) + 1):
+        out.append({"t_s": k * dt, "backlog_bytes": backlog, "sent_bytes": int(sent)})
+        sent += rate_mbps * 1e6 / 8 * dt
+    return out
+
+
+@pytest.mark.parametrize("achieved, ok", [(99.0, True), (94.0, False), (106.0, False)])
+def test_rate_check_while_backlogged(achieved, ok):
+    job = {"bottleneck": {"rate_mbps": 100}, "fidelity": {"rate_tolerance": 0.05}, "mtu_bytes": 1500}
+    result = fidelity.rate_check(queue_series(achieved, 50_000), job)
+    assert result["ok"] is ok and result["measured"] == pytest.approx(achieved, rel=1e-3)
+
+
+def test_rate_not_judged_without_backlog():
+    job = {"bottleneck": {"rate_mbps": 100}, "fidelity": {"rate_tolerance": 0.05}, "mtu_bytes": 1500}
+    result = fidelity.rate_check(queue_series(50, 0), job)
+    assert result["ok"] and result["measured"] is None and "not checked" in result["note"]
