@@ -19,6 +19,7 @@ if PROFILE != "quick":
     config["profile"] = PROFILE
 
 RES = f"results/{PROFILE}"
+BACKEND = config.get("backend", "uml")      # --config backend=native on a real host / the Vagrant VM
 KERNEL = "build/kernel/linux"
 PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
 
@@ -50,13 +51,15 @@ rule run:
     """One testbed boot: one repetition of one point of one experiment."""
     input:
         spec="mininet/specs/{experiment}.yaml",
-        kernel=KERNEL,
+        kernel=[KERNEL] if BACKEND == "uml" else [],
     output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
     log: f"{RES}/logs/{{experiment}}/{{point}}/rep{{rep}}.log"
     threads: 1
     shell:
         f"{PY} run {{input.spec}} --profile {PROFILE} --out {RES}/runs --point {{wildcards.point}} "
-        "--rep {wildcards.rep} --kernel {input.kernel} 2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
+        f"--rep {{wildcards.rep}} --backend {BACKEND} "
+        + (f"--kernel {KERNEL} " if BACKEND == "uml" else "")
+        + "2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
 
 
 def experiment_runs(wildcards):
