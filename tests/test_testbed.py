@@ -13,7 +13,7 @@ import tempfile
 import pytest
 
 from bbrlab import backends, runner, spec, units
-from conftest import REPO, cli, write_spec
+from conftest import REPO, cli, goodput_by_flow, write_spec
 
 TWO_FLOWS = """
 name: e2e
@@ -25,25 +25,17 @@ flows:
 """
 
 
-def goodput_by_flow(run_dir, t_from, t_to):
-    import csv
-    sums, secs = {}, {}
-    with open(run_dir / "tidy" / "goodput.csv") as f:
-        for r in csv.DictReader(f):
-            if t_from < float(r["t_s"]) <= t_to:
-                sums[r["flow"]] = sums.get(r["flow"], 0) + int(r["bytes"])
-                secs[r["flow"]] = secs.get(r["flow"], 0) + float(r["interval_s"])
-    return {f: sums[f] * 8 / secs[f] / 1e6 for f in sums}
-
-
 def test_two_flow_run_end_to_end(tmp_path, kernel):
+    """On the virtual clock, so a busy CI host cannot distort the numbers asserted here
+    (the unprivileged test below runs on the real clock)."""
     spec_file = write_spec(tmp_path / "e2e.yaml", TWO_FLOWS)
-    res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
+    res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel, "--clock", "virtual")
     assert res.returncode == 0, res.stdout + res.stderr
     run_dir = tmp_path / "out" / "e2e" / "base" / "rep1"
     summary = json.loads((run_dir / "run.json").read_text())
     assert summary["status"] == "ok"
-    assert summary["testbed"]["backend"] == "uml" and summary["testbed"]["clock"] == "real"
+    assert summary["testbed"]["backend"] == "uml" and summary["testbed"]["clock"] == "virtual"
+    assert summary["fidelity"]["valid"], summary["fidelity"]
     assert summary["testbed"]["kernel_release"].startswith("6.1")
     checks = {(c["name"], c["subject"]): c for c in summary["fidelity"]["checks"]}
     # each path's base RTT, measured by ping before traffic, within 1 ms of its configuration
@@ -92,7 +84,7 @@ def test_runs_as_an_unprivileged_user(kernel, unprivileged_user):
     assert res.returncode == 0, res.stdout + res.stderr
     run_dir = work / "out" / "unpriv" / "base" / "rep1"
     summary = json.loads((run_dir / "run.json").read_text())
-    assert summary["status"] == "ok"
+    assert summary["status"] == "ok" and summary["testbed"]["clock"] == "real"
     assert pwd.getpwuid((run_dir / "run.json").stat().st_uid).pw_name == unprivileged_user
     assert (run_dir / "tidy" / "goodput.csv").stat().st_size > 100
     shutil.rmtree(base)
@@ -120,16 +112,20 @@ def one_job(text, **overrides):
 
 
 def test_guest_failure_is_a_failed_run_with_console_log(tmp_path, kernel):
-    job = one_job(TWO_FLOWS, duration_s=5, flows=[{"cc": "nosuchcc", "rtt_ms": 10}])
+    """A module parameter out of its range: the module refuses to load in the guest, and its own
+    kernel message reaches the error."""
+    job = one_job(TWO_FLOWS, duration_s=5, flows=[{"cc": "bbq", "rtt_ms": 10, "module_params": {"alpha_us": 0}}])
     dest = tmp_path / "runs" / "e2e" / "base" / "rep1"
     with pytest.raises(runner.RunFailed, match="failed in the testbed") as err:
         runner.execute(job, dest, "uml", kernel=kernel, progress=lambda _m: None)
-    assert "congestion control not available in the testbed kernel: nosuchcc" in str(err.value)
+    assert "cannot load module bbq alpha_us=0" in str(err.value)
+    assert "bbq: invalid alpha_us=0: must be an integer in [1, 10000000]" in str(err.value)
     assert not dest.exists()
     failed = dest.with_name("rep1.failed")
     summary = json.loads((failed / "run.json").read_text())
     assert summary["status"] == "failed" and "console log" in summary["error"]
-    assert "nosuchcc" in (failed / "raw" / "console.log").read_text()
+    assert summary["testbed"]["modules"][0]["params"] == {"alpha_us": 0}
+    assert "bbq: invalid alpha_us=0" in (failed / "raw" / "console.log").read_text()
     assert not (failed / "tidy").exists()
 
 
