@@ -10,6 +10,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
+from bbrlab import modules as bbrmodules
 from bbrlab import spec as bbrspec
 
 configfile: "config/quick.yaml"
@@ -21,12 +22,23 @@ if PROFILE != "quick":
 RES = f"results/{PROFILE}"
 BACKEND = config.get("backend", "uml")      # --config backend=native on a real host / the Vagrant VM
 KERNEL = "build/kernel/linux"
+MODULES = "build/modules"
 PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
 
 
+def jobs_of(experiment):
+    return bbrspec.expand(bbrspec.load(f"mininet/specs/{experiment}.yaml", profile=PROFILE))
+
+
 def runs_of(experiment):
-    jobs = bbrspec.expand(bbrspec.load(f"mininet/specs/{experiment}.yaml", profile=PROFILE))
-    return [f"{RES}/runs/{experiment}/{j['point']}/rep{j['repetition']}/run.json" for j in jobs]
+    return [f"{RES}/runs/{experiment}/{j['point']}/rep{j['repetition']}/run.json" for j in jobs_of(experiment)]
+
+
+def modules_of(wildcards):
+    """Testbed modules of the BBR variants the experiment's flows use (native: built by hand, see modules.py)."""
+    if BACKEND != "uml":
+        return []
+    return [f"{MODULES}/{m}.ko" for m in bbrmodules.needed(jobs_of(wildcards.experiment))]
 
 
 ALL_RUNS = [r for e in config["experiments"] for r in runs_of(e)]
@@ -47,11 +59,25 @@ rule kernel:
     shell: "kernel/build-uml.sh build/kernel > {log} 2>&1 || (tail -30 {log}; exit 1)"
 
 
+rule variant_module:
+    """A BBR variant as a loadable module for the testbed kernel (kernel/build-variants.sh)."""
+    input:
+        KERNEL,
+        "kernel/build-variants.sh",
+        "kernel/variants/{variant}.patch",
+        sorted(str(p) for p in pathlib.Path("kernel/variants").glob("*.h")),
+    output: f"{MODULES}/{{variant}}.ko"
+    wildcard_constraints: variant="[a-z0-9_]+"
+    log: f"{MODULES}/{{variant}}.log"
+    shell: "kernel/build-variants.sh {wildcards.variant} > {log} 2>&1 || (tail -30 {log}; exit 1)"
+
+
 rule run:
     """One testbed boot: one repetition of one point of one experiment."""
     input:
         spec="mininet/specs/{experiment}.yaml",
         kernel=[KERNEL] if BACKEND == "uml" else [],
+        modules=modules_of,
     output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
     log: f"{RES}/logs/{{experiment}}/{{point}}/rep{{rep}}.log"
     threads: 1

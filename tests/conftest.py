@@ -1,5 +1,6 @@
 """Shared fixtures. Tests that boot the testbed use `kernel`, which builds the
 UML kernel once (kernel/build-uml.sh skips an up-to-date build) and reuses it."""
+import csv
 import os
 import pathlib
 import subprocess
@@ -25,6 +26,17 @@ def kernel():
 @pytest.fixture
 def fixtures():
     return FIXTURES
+
+
+def goodput_by_flow(run_dir, t_from, t_to) -> dict:
+    """Mean goodput (Mbit/s) of each flow ("1", "2", ...) over bins ending in (t_from, t_to], from tidy/goodput.csv."""
+    sums, secs = {}, {}
+    with open(pathlib.Path(run_dir) / "tidy" / "goodput.csv") as f:
+        for r in csv.DictReader(f):
+            if t_from < float(r["t_s"]) <= t_to:
+                sums[r["flow"]] = sums.get(r["flow"], 0) + int(r["bytes"])
+                secs[r["flow"]] = secs.get(r["flow"], 0) + float(r["interval_s"])
+    return {f: sums[f] * 8 / secs[f] / 1e6 for f in sums}
 
 
 def write_spec(path: pathlib.Path, text: str) -> pathlib.Path:

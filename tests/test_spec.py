@@ -4,7 +4,7 @@ import pathlib
 import pytest
 import yaml
 
-from bbrlab import spec
+from bbrlab import modules, spec
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BASE = {"name": "t", "duration_s": 30, "bottleneck": {"rate_mbps": 100, "buffer_bytes": 2_000_000},
@@ -88,6 +88,14 @@ def test_flow_count_expands():
     ({"changes": [{"at_s": 1, "flow": 1}]}, "changes.1", "names no change"),
     ({"sweep": {"bottleneck.nope": [1]}}, "sweep.bottleneck.nope", "does not name a field"),
     ({"clock": "fast"}, "clock", "is not one of"),
+    ({"flows": [{"cc": "nosuch", "rtt_ms": 10}]}, "flows.1.cc",
+     "unknown congestion control 'nosuch' (available: reno, cubic, bbr, adaptive_bbr, bbq, bbq_drain, bbr_e, bbr_fca;"),
+    ({"flows": [{"cc": "bbq", "rtt_ms": 10, "module_params": {"alpha_us": 2000}}, {"cc": "bbq", "rtt_ms": 50}]},
+     "flows.2.module_params", "differs from flows.1.module_params ({'alpha_us': 2000}): module parameters are global"),
+    ({"flows": [{"cc": "bbr", "rtt_ms": 10, "module_params": {"alpha_us": 1}}]}, "flows.1.module_params",
+     "bbr is built into the testbed kernel and has no module parameters"),
+    ({"flows": [{"cc": "bbq", "rtt_ms": 10, "module_params": {"alpha": 1}}]}, "flows.1.module_params.alpha",
+     "bbq has no such module parameter (it has: alpha_us, beta_ppm)"),
 ])
 def test_invalid_specs_name_field_and_reason(change, field, reason):
     raw = dict(BASE, **change)
@@ -120,3 +128,28 @@ def test_load_reports_missing_file_and_bad_yaml(tmp_path):
     listy.write_text(yaml.safe_dump([1, 2]))
     with pytest.raises(spec.SpecError, match="must be a mapping"):
         spec.load(listy)
+
+
+def test_variant_flows_share_module_parameters():
+    params = {"alpha_us": 2000, "beta_ppm": 5000}
+    raw = dict(BASE, flows=[{"cc": "bbq", "rtt_ms": 10, "module_params": params, "count": 2},
+                            {"cc": "bbq", "rtt_ms": 50, "module_params": dict(params)},
+                            {"cc": "bbr_e", "rtt_ms": 20}, {"cc": "cubic", "rtt_ms": 20}])
+    (run,) = spec.expand(spec.resolve(raw))
+    assert [f["module_params"] for f in run["flows"]] == [params] * 3 + [{}, {}]
+    assert modules.needed([run]) == ["bbq", "bbr_e"]
+    assert modules.params_of(run, "bbq") == params and modules.params_of(run, "bbr_e") == {}
+
+
+def test_sweep_over_congestion_controls_needs_every_variant():
+    raw = dict(BASE, sweep={"flows.2.cc": ["bbr", "bbq_drain", "bbr_fca"]})
+    assert modules.needed(spec.expand(spec.resolve(raw))) == ["bbq_drain", "bbr_fca"]
+    flows = [{"cc": "bbq", "rtt_ms": rtt, "module_params": {"beta_ppm": 8000}} for rtt in (10, 50)]
+    message = error_of(dict(BASE, flows=flows, sweep={"flows.2.module_params.beta_ppm": [8000, 1]}))
+    assert "sweep.flows.2.module_params.beta_ppm = 1: flows.2.module_params: {'beta_ppm': 1} differs" in message
+
+
+def test_variant_parameters_come_from_the_patches():
+    assert modules.parameters("bbr_e") == ["alpha_pct", "algorithm"]
+    assert modules.parameters("bbq_drain") == []
+    assert set(modules.variants()) == {"bbq", "bbq_drain", "bbr_e", "adaptive_bbr", "bbr_fca"}

@@ -145,3 +145,21 @@ def test_rate_not_judged_without_backlog():
     job = {"bottleneck": {"rate_mbps": 100}, "fidelity": {"rate_tolerance": 0.05}, "mtu_bytes": 1500}
     result = fidelity.rate_check(queue_series(50, 0), job)
     assert result["ok"] and result["measured"] is None and "not checked" in result["note"]
+
+
+@pytest.mark.parametrize("cc, bw, expected", [
+    ("bbr", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": None, "fca_cubic_estimate_mbps": None}),
+    ("bbq", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": 1, "fca_cubic_estimate_mbps": None}),
+    ("bbq", 12_500_000, {"bbr_bw_mbps": 100.0, "variant_flag": 0, "fca_cubic_estimate_mbps": None}),
+    ("bbr_fca", 12_500_000, {"bbr_bw_mbps": 100.0, "variant_flag": 0, "fca_cubic_estimate_mbps": None}),
+    ("bbr_fca", 2_500_001, {"bbr_bw_mbps": None, "variant_flag": 1, "fca_cubic_estimate_mbps": 20.0}),
+    ("bbr_e", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": None, "fca_cubic_estimate_mbps": None}),
+])
+def test_variant_flag_in_bit_0_of_the_bandwidth(cc, bw, expected):
+    """bbq and bbr_fca flag a state in bit 0 of bbr_bw_lo (kernel/variants/README.md); bbr_fca then
+    reports its CUBIC rate estimate instead of the bandwidth."""
+    sock = {"src": "10.0.0.1", "sport": 40000, "dst": "10.0.0.2", "dport": 5201, "state": "established",
+            "cc": cc, "info": {"bytes_acked": 1}, "bbr": {"bw_bytes_per_s": bw, "min_rtt_us": 10_000,
+                                                          "pacing_gain": 1.0, "cwnd_gain": 2.0}}
+    (row,) = tidy.tcp_rows(1, [{"t": 101.0, "socks": [sock]}], t0=100.0)
+    assert {k: row.get(k) for k in expected} == expected

@@ -68,9 +68,16 @@ def host_path(path: str) -> str:
 
 
 def load_modules(job: dict) -> None:
+    """insmod the run's variant modules (modules.py); a refusal carries the module's own kernel message."""
     for module in job.get("modules", []):
-        params = [f"{k}={v}" for k, v in module.get("params", {}).items()]
-        sh(["insmod", host_path(module["path"])] + params)
+        name, params = module["name"], [f"{k}={v}" for k, v in module.get("params", {}).items()]
+        if os.path.exists(f"/sys/module/{name}"):
+            sh(["rmmod", name])          # native host: loaded by an earlier run, perhaps with other parameters
+        res = subprocess.run(["insmod", host_path(module["path"])] + params, capture_output=True, text=True)
+        if res.returncode != 0:
+            kernel_log = [line for line in sh(["dmesg"], check=False).splitlines() if f"{name}:" in line]
+            raise RuntimeError(f"cannot load module {name} {' '.join(params)}: {res.stderr.strip()}\n"
+                               + "\n".join(kernel_log[-3:]))
         log(f"loaded module {module['path']} {' '.join(params)}")
 
 

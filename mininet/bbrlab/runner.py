@@ -5,6 +5,8 @@ and renamed into place only when it is complete (tidy data + run.json), so a
 directory named like a run always holds a finished run. A failed run (guest
 crash, timeout, non-zero exit) is moved to `<dest>.failed/` with its console
 log and a run.json whose status is "failed", and RunFailed is raised.
+Before the boot, the BBR variant modules the flows use are built or found
+(modules.py) and handed to the guest in job["modules"].
 """
 import json
 import os
@@ -13,7 +15,7 @@ import shutil
 import subprocess
 import time
 
-from . import backends, fidelity, spec, tidy
+from . import backends, fidelity, modules, spec, tidy
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -64,7 +66,7 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     dest = pathlib.Path(dest).resolve()
     backend = backends.get(backend_name, **backend_args)
     backend.check()
-    job = dict(job, backend=backend_name)
+    job = dict(job, backend=backend_name, modules=modules.for_job(job, backend_name))
     tmp = dest.with_name(f".{dest.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -73,7 +75,7 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     progress(f"[{job['name']}/{job['point']}/rep{job['repetition']}] booting {backend_name} testbed "
              f"({job['clock']} clock, {job['duration_s']:g} s run, timeout {timeout_s:.0f} s)")
     result = backend.execute(tmp, job, timeout_s)
-    testbed = dict(backend.describe(), clock=job["clock"])
+    testbed = dict(backend.describe(), clock=job["clock"], modules=modules.describe(job["modules"]))
     timings = {"wall_s": round(result.wall_s, 3), "host_cpu_s": round(result.cpu_s, 3)}
     error = None
     if result.timed_out:

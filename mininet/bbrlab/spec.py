@@ -5,7 +5,8 @@ mininet/specs/ and the README). Loading it
 
 1. deep-merges the overrides of the chosen profile (`profiles: {quick: ...}`),
 2. validates the result against spec_schema.yaml and a few rules a schema
-   cannot express (exactly one buffer size, flow times inside the run, ...),
+   cannot express (exactly one buffer size, flow times inside the run, known
+   congestion controls whose module parameters agree across flows, ...),
 3. expands sweeps (cartesian product of `sweep` paths), flow `count`s and
    repetitions into fully resolved run specs, one per testbed boot.
 
@@ -21,7 +22,7 @@ import pathlib
 import jsonschema
 import yaml
 
-from . import units
+from . import modules, units
 
 SCHEMA = yaml.safe_load((pathlib.Path(__file__).with_name("spec_schema.yaml")).read_text())
 
@@ -129,6 +130,7 @@ def validate(spec: dict, source="spec") -> None:
             _fail(source, ["flows", i, "stop_s"], f"{stop} must be after start_s ({start})")
         if stop > duration:
             _fail(source, ["flows", i, "stop_s"], f"{stop} is after duration_s ({duration})")
+    _validate_congestion_controls(spec, source)
     if spec.get("rtt_on") == "sender" and spec.get("sender_qdisc", "fq") != "none":
         _fail(source, ["sender_qdisc"], "must be none when rtt_on is sender (netem takes the sender's root qdisc)")
     n_flows = sum(f.get("count", 1) for f in spec["flows"])
@@ -149,6 +151,28 @@ def validate(spec: dict, source="spec") -> None:
                 validate(_without_sweep(_set_path(spec, key, value)), source)
             except SpecError as err:
                 raise SpecError(f"{source}: sweep.{key} = {value!r}: {str(err).split(': ', 1)[1]}") from None
+
+
+def _validate_congestion_controls(spec: dict, source) -> None:
+    """Every cc is known; module parameters exist and, being global per module, agree across flows."""
+    known, first = modules.known(), {}
+    for i, flow in enumerate(spec["flows"]):
+        cc, params = flow["cc"], flow.get("module_params", {})
+        if cc not in known:
+            _fail(source, ["flows", i, "cc"], f"unknown congestion control {cc!r} (available: {', '.join(known)};"
+                  " variants are kernel/variants/<name>.patch)")
+        if params and cc in modules.BUILT_IN:
+            _fail(source, ["flows", i, "module_params"], f"{cc} is built into the testbed kernel and has no module parameters")
+        accepted = modules.parameters(cc) if params else []
+        for name in params:
+            if name not in accepted:
+                _fail(source, ["flows", i, "module_params", name], f"{cc} has no such module parameter"
+                      f" (it has: {', '.join(accepted) or 'none'})")
+        j = first.setdefault(cc, i)
+        other = spec["flows"][j].get("module_params", {})
+        if params != other:
+            _fail(source, ["flows", i, "module_params"], f"{params} differs from flows.{j + 1}.module_params ({other}):"
+                  f" module parameters are global, so all {cc} flows must give the same ones")
 
 
 def _without_sweep(spec):

@@ -13,11 +13,13 @@ from . import traffic
 GOODPUT_COLUMNS = ["flow", "t_s", "interval_s", "bytes", "goodput_mbps"]
 TCP_COLUMNS = ["flow", "t_s", "cc", "state", "rtt_ms", "rttvar_ms", "min_rtt_ms", "cwnd_pkts",
                "inflight_pkts", "mss_bytes", "pacing_rate_mbps", "delivery_rate_mbps", "bytes_acked",
-               "retrans_total", "bbr_bw_mbps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain"]
+               "retrans_total", "bbr_bw_mbps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain",
+               "variant_flag", "fca_cubic_estimate_mbps"]
 QUEUE_COLUMNS = ["t_s", "backlog_bytes", "backlog_pkts", "sent_bytes", "sent_pkts", "drops", "qdelay_ms"]
 
 U32_MAX = 0xFFFFFFFF
 U64_MAX = 0xFFFFFFFFFFFFFFFF
+FLAG_IN_BW_BIT0 = ("bbq", "bbr_fca")
 
 
 def read_jsonl(path: pathlib.Path) -> list:
@@ -88,6 +90,20 @@ def bbr_state(cc: str, bbr: dict) -> str:
     return "probe_bw"
 
 
+def bbr_bandwidth(cc: str, bbr: dict) -> dict:
+    """bbr_bw_mbps, variant_flag and fca_cubic_estimate_mbps from BBR info's bandwidth.
+
+    bbq and bbr_fca keep a flag in bit 0 of the bandwidth (kernel/variants/README.md);
+    while bbr_fca's flag is set the bandwidth is its estimate of the CUBIC rate."""
+    bw = bbr.get("bw_bytes_per_s") if bbr else None
+    if cc not in FLAG_IN_BW_BIT0 or bw in (None, U64_MAX):
+        return {"bbr_bw_mbps": _mbps(bw)}
+    flag, bw = bw & 1, bw & ~1
+    if cc == "bbr_fca" and flag:
+        return {"variant_flag": flag, "fca_cubic_estimate_mbps": _mbps(bw)}
+    return {"variant_flag": flag, "bbr_bw_mbps": _mbps(bw)}
+
+
 def _ms(us):
     return None if us in (None, U32_MAX) else round(us / 1000.0, 3)
 
@@ -114,7 +130,7 @@ def tcp_rows(flow: int, samples: list, t0: float) -> list:
             "pacing_rate_mbps": _mbps(info.get("pacing_rate")),
             "delivery_rate_mbps": _mbps(info.get("delivery_rate")),
             "bytes_acked": info.get("bytes_acked"), "retrans_total": info.get("total_retrans"),
-            "bbr_bw_mbps": _mbps(bbr.get("bw_bytes_per_s")) if bbr else None,
+            **bbr_bandwidth(sock.get("cc"), bbr),
             "bbr_min_rtt_ms": _ms(bbr.get("min_rtt_us")) if bbr else None,
             "bbr_pacing_gain": bbr.get("pacing_gain"), "bbr_cwnd_gain": bbr.get("cwnd_gain"),
         })

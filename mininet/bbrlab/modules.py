@@ -1,0 +1,96 @@
+"""Congestion controls a spec may name, and the kernel modules a run loads.
+
+The testbed kernel has reno, cubic and bbr built in (kernel/uml.config).
+Every other congestion control is a BBR variant, kernel/variants/<name>.patch,
+built by kernel/build-variants.sh into a loadable module; its module
+parameters are global, so every flow of a run that uses it shares one set
+(spec.py rejects specs whose flows disagree).
+
+    known()               congestion controls a spec may name
+    parameters(variant)   the module parameters a variant accepts
+    needed(jobs)          the variants some runs use
+    for_job(job, backend) job["modules"] for the guest: built (uml) or found
+                          (native) .ko files with their parameters
+    describe(modules)     name, params and sha256 of each .ko, for run.json
+"""
+import hashlib
+import os
+import pathlib
+import re
+import subprocess
+
+from .backends import BackendError
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+VARIANTS_DIR = REPO / "kernel" / "variants"
+BUILD_SCRIPT = REPO / "kernel" / "build-variants.sh"
+MODULES_DIR = REPO / "build" / "modules"
+BUILT_IN = ("reno", "cubic", "bbr")
+PARAM = re.compile(r"^\+RANGED_UINT_PARAM\((\w+),", re.M)
+
+
+class ModuleError(BackendError):
+    """A variant module cannot be built or found for this backend; the message says how to fix it."""
+
+
+def variants() -> list:
+    return sorted(p.stem for p in VARIANTS_DIR.glob("*.patch"))
+
+
+def known() -> list:
+    return list(BUILT_IN) + variants()
+
+
+def parameters(variant: str) -> list:
+    """Module parameters declared by the variant's patch (variant_param.h's RANGED_UINT_PARAM)."""
+    return PARAM.findall((VARIANTS_DIR / f"{variant}.patch").read_text())
+
+
+def needed(jobs) -> list:
+    """Variants (not built-in congestion controls) used by any flow of these runs."""
+    return sorted({f["cc"] for job in jobs for f in job["flows"]} - set(BUILT_IN))
+
+
+def params_of(job: dict, variant: str) -> dict:
+    """The (validated, hence shared) module parameters of a variant in a run."""
+    return next(f.get("module_params", {}) for f in job["flows"] if f["cc"] == variant)
+
+
+def native_dir() -> pathlib.Path:
+    return MODULES_DIR / os.uname().release
+
+
+def build(names: list) -> pathlib.Path:
+    """Build (or find up to date) the testbed modules; returns their directory."""
+    res = subprocess.run([str(BUILD_SCRIPT), *names], capture_output=True, text=True)
+    if res.returncode != 0:
+        tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-30:])
+        raise ModuleError(f"cannot build the variant module(s) {', '.join(names)} for the testbed:\n{tail}")
+    return MODULES_DIR
+
+
+def find_native(names: list) -> pathlib.Path:
+    """The modules built for this host's kernel; says how to build the missing ones."""
+    directory = native_dir()
+    missing = [n for n in names if not (directory / f"{n}.ko").is_file()]
+    if missing:
+        raise ModuleError(
+            f"variant module(s) {', '.join(missing)} not built for this kernel ({directory} lacks them); build with:\n"
+            f"  kernel/build-variants.sh --kdir /lib/modules/$(uname -r)/build --src TCP_BBR_C {' '.join(names)}\n"
+            "where TCP_BBR_C is net/ipv4/tcp_bbr.c of the same kernel version (see kernel/variants/README.md)")
+    return directory
+
+
+def for_job(job: dict, backend: str) -> list:
+    """[{"name", "path", "params"}] of the variants a run uses, ready for guest.load_modules()."""
+    names = needed([job])
+    if not names:
+        return []
+    directory = build(names) if backend == "uml" else find_native(names)
+    return [{"name": n, "path": str((directory / f"{n}.ko").resolve()), "params": params_of(job, n)}
+            for n in names]
+
+
+def describe(modules: list) -> list:
+    return [{"name": m["name"], "params": m["params"], "path": m["path"],
+             "sha256": hashlib.sha256(pathlib.Path(m["path"]).read_bytes()).hexdigest()} for m in modules]
