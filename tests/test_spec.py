@@ -153,3 +153,19 @@ def test_variant_parameters_come_from_the_patches():
     assert modules.parameters("bbr_e") == ["alpha_pct", "algorithm"]
     assert modules.parameters("bbq_drain") == []
     assert set(modules.variants()) == {"bbq", "bbq_drain", "bbr_e", "adaptive_bbr", "bbr_fca"}
+
+
+def test_zipped_sweep_key_sets_paths_together():
+    raw = dict(BASE, sweep={"flows.1.rtt_ms+flows.2.rtt_ms": [[5, 10], [200, 300]],
+                            "bottleneck.rate_mbps": [10, 100]})
+    runs = spec.expand(spec.resolve(raw))
+    pairs = sorted((r["flows"][0]["rtt_ms"], r["flows"][1]["rtt_ms"], r["bottleneck"]["rate_mbps"]) for r in runs)
+    assert pairs == [(5, 10, 10), (5, 10, 100), (200, 300, 10), (200, 300, 100)]
+    assert "f1_rtt_ms=200__f2_rtt_ms=300__rate_mbps=10" in {r["point"] for r in runs}
+
+
+def test_zipped_sweep_values_must_match_the_paths():
+    message = error_of(dict(BASE, sweep={"flows.1.rtt_ms+flows.2.rtt_ms": [[5, 10], [20]]}))
+    assert "sweep.flows.1.rtt_ms+flows.2.rtt_ms" in message and "not a list of 2 values" in message
+    message = error_of(dict(BASE, sweep={"flows.1.rtt_ms+flows.9.rtt_ms": [[5, 10]]}))
+    assert "flows.9.rtt_ms does not name a field" in message

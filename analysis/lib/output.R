@@ -67,11 +67,14 @@ tabular_rows <- function(df) {
 # A complete booktabs table: `begin` opens it (e.g. "\\begin{tabularx}{\\linewidth}{lX}").
 # A longtable gets `caption` (with \\label) on top and its header repeated on every
 # page; `note` (LaTeX) becomes a footnote-size paragraph below the table.
+# The caption (with its \\label) goes into the first head only, so that a table
+# spanning pages defines its label once; later pages repeat the column header.
 tabular_lines <- function(df, begin, header, note = NULL, caption = NULL) {
   env <- sub("^\\\\begin\\{([a-z*]+)\\}.*$", "\\1", begin)
   long <- env == "longtable"
-  c(begin, if (long && !is.null(caption)) paste0(caption, " \\\\"),
-    "\\toprule", paste0(paste(header, collapse = " & "), " \\\\"), "\\midrule",
+  head <- c("\\toprule", paste0(paste(header, collapse = " & "), " \\\\"), "\\midrule")
+  c(begin, if (long && !is.null(caption)) paste0(caption, " \\\\"), head,
+    if (long && !is.null(caption)) c("\\endfirsthead", head),
     if (long) "\\endhead", tabular_rows(df), "\\bottomrule", sprintf("\\end{%s}", env),
     if (!is.null(note)) c("", "\\par\\smallskip", sprintf("{\\footnotesize\\raggedright %s\\par}", note)))
 }

@@ -142,15 +142,36 @@ def validate(spec: dict, source="spec") -> None:
         if "rtt_ms" not in change:
             _fail(source, ["changes", i], "names no change (give rtt_ms)")
     for key, values in (spec.get("sweep") or {}).items():
-        try:
-            _get_path(spec, key)
-        except (KeyError, IndexError, TypeError, ValueError):
-            _fail(source, ["sweep", key], "does not name a field of the spec")
-        for value in values:
+        paths = _sweep_paths(key)
+        for path in paths:
             try:
-                validate(_without_sweep(_set_path(spec, key, value)), source)
+                _get_path(spec, path)
+            except (KeyError, IndexError, TypeError, ValueError):
+                _fail(source, ["sweep", key], f"{path} does not name a field of the spec")
+        for value in values:
+            if len(paths) > 1 and (not isinstance(value, list) or len(value) != len(paths)):
+                _fail(source, ["sweep", key], f"{value!r} is not a list of {len(paths)} values, one per path")
+            try:
+                validate(_without_sweep(_assign(spec, key, value)), source)
             except SpecError as err:
                 raise SpecError(f"{source}: sweep.{key} = {value!r}: {str(err).split(': ', 1)[1]}") from None
+
+
+def _sweep_paths(key: str) -> list:
+    """A sweep key names one dotted path, or several joined by '+' (set together, zipped)."""
+    return key.split("+")
+
+
+def _key_assignment(key: str, value) -> dict:
+    """{path: value} of one sweep key's value (a zipped key's value lists one value per path)."""
+    paths = _sweep_paths(key)
+    return dict(zip(paths, value)) if len(paths) > 1 else {key: value}
+
+
+def _assign(spec, key, value):
+    for path, v in _key_assignment(key, value).items():
+        spec = _set_path(spec, path, v)
+    return spec
 
 
 def _validate_congestion_controls(spec: dict, source) -> None:
@@ -217,7 +238,9 @@ def expand(spec: dict) -> list:
     keys = list(sweep)
     runs = []
     for combo in itertools.product(*(sweep[k] for k in keys)):
-        assignment = dict(zip(keys, combo))
+        assignment = {}
+        for key, value in zip(keys, combo):
+            assignment.update(_key_assignment(key, value))
         point_spec = _without_sweep(spec)
         for key, value in assignment.items():
             point_spec = _set_path(point_spec, key, value)

@@ -145,9 +145,14 @@ def make_fig01_tree(root: Path, noise: float = 0.0) -> Path:
     return root
 
 
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__)
+def main(make_tree, doc: str) -> None:
+    """Command line of a synthetic-tree module: ROOT [--noise F] -> make_tree(ROOT, F)."""
+    ap = argparse.ArgumentParser(description=doc)
     ap.add_argument("root", type=Path)
     ap.add_argument("--noise", type=float, default=0.0)
     a = ap.parse_args()
-    print(make_fig01_tree(a.root, a.noise))
+    print(make_tree(a.root, a.noise))
+
+
+if __name__ == "__main__":
+    main(make_fig01_tree, __doc__)

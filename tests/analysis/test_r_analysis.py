@@ -47,13 +47,15 @@ def read_csv_rows(path: Path) -> dict[str, dict[str, str]]:
         return {row["id"]: row for row in csv.DictReader(fh)}
 
 
-def write_claims(path: Path, rows: list[dict]) -> Path:
+def write_claims(path: Path, rows: list[dict], header=CLAIMS_HEADER, **defaults) -> Path:
+    """A claims CSV of `rows`, each completed with placeholder text and `defaults`."""
+    base = {"paper": "synthetic", "source": "Fig. 0", "text": "t", "unit": "u",
+            "experiment": "ma2019_fig01", **defaults}
     with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=CLAIMS_HEADER, restval="")
+        w = csv.DictWriter(fh, fieldnames=header, restval="")
         w.writeheader()
         for row in rows:
-            w.writerow({"paper": "synthetic", "source": "Fig. 0", "text": "t", "unit": "u",
-                        "experiment": "ma2019_fig01", **row})
+            w.writerow({**base, **row})
     return path
 
 

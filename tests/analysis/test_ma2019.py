@@ -1,0 +1,207 @@
+"""Tests of the Ma et al. (2019) analysis: the metrics added to analysis/lib/metrics.R,
+relative claims (analysis/lib/verdict.R), claims/ma2019.csv and every figure script
+analysis/figures/ma2019_*.R, on the synthetic run trees of synth_ma2019.py (values
+known by construction)."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import synth_ma2019 as synth  # noqa: E402
+import test_r_analysis as r_analysis  # noqa: E402
+from test_r_analysis import ANALYSIS, REPO, read_csv_rows, rscript, r_json  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
+
+FIGURES = sorted(p.stem for p in (ANALYSIS / "figures").glob("ma2019_fig*.R"))
+CLAIM_COLUMNS = ["id", "paper", "source", "text", "value", "unit", "kind", "op", "experiment",
+                 "point", "metric", "args", "direction", "ref_experiment", "ref_point", "relation"]
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    return synth.make_tree(tmp_path_factory.mktemp("ma2019"))
+
+
+def run_dir(tree: Path, experiment: str, point: str = "base", rep: int = 1) -> Path:
+    return tree / "runs" / experiment / point / f"rep{rep}"
+
+
+def test_backlog_estimate_recovers_the_constructed_backlog(tree):
+    """Fig. 1 shape at 20-ms samples: 30 ms of queue (247.7 packets), shared 10:85."""
+    got = r_json(f"""
+      r <- read_run("{run_dir(tree, "ma2019_fig08")}")
+      e <- flow_backlog_estimate(r)
+      at <- function(f, t) e$backlog_pkts[e$flow == f & abs(e$t_s - t) < 1e-6]
+      cat(jsonlite::toJSON(list(f1 = at(1, 20), f2 = at(2, 20), err = backlog_est_error_pct(r)),
+                           auto_unbox = TRUE, digits = NA))
+    """)
+    q_pkts = 30e-3 * 100e6 / 8 / synth.FRAME
+    # inflight is rounded to whole packets in the samples: +- 0.5 packet
+    assert got["f1"] == pytest.approx(q_pkts * 10 / 95, abs=0.6)
+    assert got["f2"] == pytest.approx(q_pkts * 85 / 95, abs=0.6)
+    assert got["err"] < 2.0
+
+
+def test_new_metrics(tree):
+    got = r_json(f"""
+      r5 <- read_run("{run_dir(tree, "ma2019_fig05", "f2_rtt_ms=15")}")
+      r6 <- read_run("{run_dir(tree, "ma2019_fig06", "f2_count=5")}")
+      r7 <- read_run("{run_dir(tree, "ma2019_fig07")}")
+      r4 <- read_run("{run_dir(tree, "ma2019_fig04", "aqm_max_bytes=500000__aqm_probability=0_02")}")
+      r12 <- read_run("{run_dir(tree, "ma2019_fig12")}")
+      r13 <- read_run("{run_dir(tree, "ma2019_fig13", "f1_cc=bbq__f2_cc=bbq")}")
+      cat(jsonlite::toJSON(list(
+        ratio = ss_goodput_ratio(r5, num = 2, den = 1),
+        short = ss_share_rtt_pct(r6, rtt_ms = 10), long = ss_share_rtt_pct(r6, rtt_ms = 50),
+        win1 = win_share_pct(r7, flow = 1, from_s = 30, to_s = 40),
+        win_g = win_goodput_mbps(r7, flow = 2, from_s = 50, to_s = 60),
+        rtx = retrans_pkts(r4, 2), rtx120 = retrans_pkts(r4, 2, per_s = 120),
+        drain1 = gain_time_pct(r12, flow = 1, gain = 0.75),
+        probe2 = gain_time_pct(r12, flow = 2, gain = 1.25),
+        ramp = rampup_s(r13, flow = 2)), auto_unbox = TRUE, digits = NA))
+    """)
+    assert got["ratio"] == pytest.approx(76 / 24, rel=1e-3)
+    assert got["short"] == pytest.approx(40 / 5, rel=1e-3)      # each of five 10-ms flows
+    assert got["long"] == pytest.approx(60, rel=1e-3)
+    assert got["win1"] == pytest.approx(100 * 80 / 95, rel=1e-3)
+    assert got["win_g"] == pytest.approx(80, rel=1e-3)
+    # retransmissions grow linearly from the first sample (0.1 s) to the last (30 s):
+    # 2500 * 9.9/29.9 until the steady state (10 s), then 2500/29.9 per second for 110 s
+    assert got["rtx"] == 2500
+    assert got["rtx120"] == pytest.approx(2500 * (9.9 + 110) / 29.9, abs=2)  # counts are rounded
+    assert got["drain1"] == pytest.approx(75, abs=0.5)
+    assert got["probe2"] == pytest.approx(12.5, abs=0.5)
+    # 60 Mbit/s until 1.5 s after the departure at 35 s, then 95: the first 100-ms bin
+    # whose centred 3-bin mean reaches 90 is the second at 95 Mbit/s (centre 36.65 s)
+    assert got["ramp"] == pytest.approx(1.65, abs=1e-6)
+
+
+def write_claims(path: Path, rows: list[dict]) -> Path:
+    return r_analysis.write_claims(path, rows, header=CLAIM_COLUMNS, metric="ss_share_pct",
+                                   args="flow = 1")
+
+
+def test_relative_claims(tree, tmp_path):
+    bbq, bbr = "f1_cc=bbq__f2_cc=bbq", "f1_cc=bbr__f2_cc=bbr"
+    better = "ss_share_pct(flow = 1) > ref(ss_share_pct(flow = 1))"
+    claims = write_claims(tmp_path / "rel.csv", [
+        dict(id="ratio", value="6.14", experiment="ma2019_fig14", point=f"{bbq}__rate_mbps=400",
+             ref_point=f"{bbr}__rate_mbps=400", relation="ratio", direction=better),
+        dict(id="pct", value="55.2", experiment="ma2019_fig14", point=f"{bbq}__rate_mbps=10",
+             ref_point=f"{bbr}__rate_mbps=10", relation="pct_change", direction=better),
+        dict(id="reduction", value="64.5", experiment="ma2019_fig13", point=bbq, ref_point=bbr,
+             relation="pct_reduction", metric="ss_qdelay_ms", args="",
+             direction="ss_qdelay_ms() < ref(ss_qdelay_ms())"),
+        dict(id="far", value="10", experiment="ma2019_fig14", point=f"{bbq}__rate_mbps=400",
+             ref_point=f"{bbr}__rate_mbps=400", relation="ratio", direction=better),
+        dict(id="cross", value="1", kind="bound", op="<", experiment="ma2019_fig12",
+             ref_experiment="ma2019_fig01", ref_point="base"),
+        dict(id="no-ref", value="2", experiment="ma2019_fig14", point=f"{bbq}__rate_mbps=400",
+             ref_point=f"{bbr}__rate_mbps=1000"),
+    ])
+    rscript(ANALYSIS / "claims.R", claims, tree, tmp_path / "rel.tex")
+    rows = read_csv_rows(tmp_path / "rel.csv")
+    assert float(rows["ratio"]["mean"]) == pytest.approx(49.12 / 8, rel=1e-3)
+    assert rows["ratio"]["verdict"] == "reproduced" and rows["ratio"]["direction_runs"] == "1/1"
+    assert float(rows["pct"]["mean"]) == pytest.approx(100 * (46.56 - 30) / 30, rel=1e-3)
+    # two repetitions of each arm, paired: 8.3 vs 23.4 ms in both
+    assert float(rows["reduction"]["mean"]) == pytest.approx(100 * (1 - 8.3 / 23.4), rel=1e-6)
+    assert (rows["reduction"]["n"], rows["reduction"]["n_runs"]) == ("2", "2")
+    assert rows["reduction"]["verdict"] == "reproduced"
+    assert rows["far"]["verdict"] == "qualitatively reproduced"
+    assert float(rows["cross"]["mean"]) == pytest.approx(5 / 10, rel=1e-3)
+    assert rows["cross"]["verdict"] == "reproduced"
+    assert rows["no-ref"]["verdict"] == "not run"
+
+
+def test_relative_claims_pair_valid_repetitions(tmp_path):
+    """Rep 2 of the reference is invalid: only rep 1 pairs."""
+    root = tmp_path / "t"
+    for rep, (share, ok) in enumerate(((40.0, True), (20.0, False)), 1):
+        synth.write_run(root, "e", "ref", rep, [synth.flow(1, "bbr", 10), synth.flow(2, "bbr", 50)],
+                        rate=synth.two_flow_rates(share), failed_check=None if ok else "guest_cpu")
+    for rep in (1, 2):
+        synth.write_run(root, "e", "new", rep, [synth.flow(1, "bbq", 10), synth.flow(2, "bbq", 50)],
+                        rate=synth.two_flow_rates(50.0))
+    claims = write_claims(tmp_path / "c.csv", [dict(id="x", value="1.25", experiment="e", point="new",
+                                                    ref_point="ref", relation="ratio")])
+    rscript(ANALYSIS / "claims.R", claims, root, tmp_path / "c.tex")
+    row = read_csv_rows(tmp_path / "c.csv")["x"]
+    assert (row["n"], row["n_runs"]) == ("1", "2")
+    assert float(row["mean"]) == pytest.approx(50 / 40, rel=1e-3)
+
+
+@pytest.mark.parametrize("bad", [
+    dict(ref_point="p", relation="difference"),
+    dict(relation="ratio"),                                  # relation without ref_point
+    dict(ref_experiment="other"),                            # ref_experiment without ref_point
+    dict(direction="ss_share_pct(flow = 1) > ref(ss_share_pct(flow = 1))"),  # ref() unpaired
+])
+def test_malformed_relative_claims_are_rejected(tree, tmp_path, bad):
+    claims = write_claims(tmp_path / "bad.csv", [dict(id="x", value="1", experiment="ma2019_fig14", **bad)])
+    proc = rscript(ANALYSIS / "claims.R", claims, tree, tmp_path / "bad.tex", check=False)
+    assert proc.returncode != 0 and not (tmp_path / "bad.tex").exists()
+
+
+def test_claims_file_ma2019(tree, tmp_path):
+    """Every claim parses and evaluates; on the synthetic tree (built to the published
+    values) the claims with runs are reproduced."""
+    out = tmp_path / "claims_ma2019.tex"
+    rscript(ANALYSIS / "claims.R", REPO / "claims" / "ma2019.csv", tree, out)
+    rows = read_csv_rows(out.with_suffix(".csv"))
+    with (REPO / "claims" / "ma2019.csv").open(newline="") as fh:
+        ids = [r["id"] for r in csv.DictReader(fh)]
+    assert list(rows) == ids and len(ids) >= 40
+    verdicts = {k: v["verdict"] for k, v in rows.items()}
+    not_run = {k for k, v in verdicts.items() if v == "not run"}
+    # points the synthetic tree does not have
+    assert not_run == {"ma2019-sec1-ge30ms-200", "ma2019-fig14-equal-200", "ma2019-fig14-equal-1000",
+                       "ma2019-fig16-improve-5"}
+    assert verdicts["ma2019-fig13-qdelay-reduction"] == "reproduced"
+    assert verdicts["ma2019-fig17-20-50"] == "reproduced"
+    assert verdicts["ma2019-fig01-short"] == "qualitatively reproduced"  # 9.5 vs 6.3 Mbit/s
+
+
+@pytest.mark.parametrize("figure", FIGURES)
+def test_figure_scripts(tree, tmp_path, figure):
+    out = tmp_path / "fig" / f"{figure}.pdf"
+    rscript(ANALYSIS / "figures" / f"{figure}.R", tree / "runs" / figure, out, 10)
+    assert out.read_bytes()[:5] == b"%PDF-"
+    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(out.parent.glob(".tmp-*"))
+
+
+@pytest.mark.parametrize("figure", FIGURES)
+def test_figure_scripts_without_runs(tmp_path, figure):
+    (tmp_path / "empty").mkdir()
+    out = tmp_path / f"{figure}.pdf"
+    rscript(ANALYSIS / "figures" / f"{figure}.R", tmp_path / "empty", out)
+    assert out.read_bytes()[:5] == b"%PDF-" and out.with_suffix(".png").exists()
+
+
+def test_figure_caption_lists_excluded_runs(tree, tmp_path):
+    """Fig. 3's rep 2 at 1000 Mbit/s failed its rate check: left out and named."""
+    got = r_json(f"""
+      source("{ANALYSIS / "lib" / "plot.R"}", chdir = TRUE)
+      er <- experiment_runs("{tree / "runs"}", "ma2019_fig03")
+      cat(jsonlite::toJSON(list(note = excluded_note(er), runs = runs_note(er)), auto_unbox = TRUE))
+    """)
+    assert got["note"] == "Excluded (1 of 6 runs): rate_mbps=1000 rep 2 (bottleneck_rate)."
+    assert got["runs"] == "5 valid of 6 runs"
+
+
+def test_ma2019_specs_have_figures_and_config_entries():
+    """Every ma2019 spec has its figure script, and every experiment in a config has a spec."""
+    import yaml
+    specs = {p.stem for p in (REPO / "mininet" / "specs").glob("ma2019_*.yaml")}
+    assert specs <= set(FIGURES) | {"ma2019_fig01"}
+    for profile in ("quick", "paper"):
+        config = yaml.safe_load((REPO / "config" / f"{profile}.yaml").read_text())
+        assert set(config["experiments"]) <= specs | {p.stem for p in (REPO / "mininet" / "specs").glob("*.yaml")}
