@@ -49,17 +49,18 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-default_tree=0
-if [ -z "$kdir" ]; then kdir=$root/build/kernel/src; default_tree=1; fi
-[ -n "$src" ] || src=$kdir/net/ipv4/tcp_bbr.c
-[ -r "$src" ] || die "no tcp_bbr.c at $src (build the testbed kernel with kernel/build-uml.sh, or pass --src)"
-
+# Names first: a misspelt variant is reported before anything else is looked at.
 if [ ${#names[@]} -eq 0 ]; then
   for p in "$variants_dir"/*.patch; do names+=("$(basename "$p" .patch)"); done
 fi
 for name in "${names[@]}"; do
   [ -r "$variants_dir/$name.patch" ] || die "unknown variant '$name' (no $variants_dir/$name.patch)"
 done
+
+default_tree=0
+if [ -z "$kdir" ]; then kdir=$root/build/kernel/src; default_tree=1; fi
+[ -n "$src" ] || src=$kdir/net/ipv4/tcp_bbr.c
+[ -r "$src" ] || die "no tcp_bbr.c at $src (build the testbed kernel with kernel/build-uml.sh, or pass --src)"
 
 # Apply PATCH to FILE (or only check it with --dry-run) with no fuzz. On
 # failure print patch's output and name every failed hunk by its header.
