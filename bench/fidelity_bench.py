@@ -2,7 +2,7 @@
 """Fidelity and cost of the UML testbed, by bottleneck rate, flow count and clock.
 
     .venv/bin/python bench/fidelity_bench.py [--duration 20] [--rates 10,100,400,1000]
-                                             [--out bench/results/fidelity-<date>]
+                                             [--flows 1,2] [--out bench/results/fidelity-<date>]
 
 For every rate x {1, 2 BBR flows} x {real, virtual clock} one run of a
 `duration`-second experiment (20-ms paths, one-BDP buffer), then a pair of
@@ -27,7 +27,7 @@ from bbrlab import runner, spec  # noqa: E402
 
 
 def make_job(rate, flows, clock, duration):
-    raw = {"name": f"bench_{rate}m_{flows}f_{clock}", "duration_s": duration, "clock": clock,
+    raw = {"name": f"bench_{rate:g}m_{flows}f_{clock}".replace(".", "_"), "duration_s": duration, "clock": clock,
            "bottleneck": {"rate_mbps": rate, "buffer_bdp": 1.0},
            "flows": [{"cc": "bbr", "rtt_ms": 20, "count": flows}]}
     return spec.expand(spec.resolve(raw))[0]
@@ -68,13 +68,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=20)
     parser.add_argument("--rates", default="10,100,400,1000")
+    parser.add_argument("--flows", default="1,2", help="flow counts to measure")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / f"fidelity-{datetime.date.today()}"))
     args = parser.parse_args()
     rates = [float(r) for r in args.rates.split(",")]
     root = tempfile.mkdtemp(prefix="bbrlab-bench-")
     rows = []
     for rate in rates:
-        for flows in (1, 2):
+        for flows in [int(n) for n in args.flows.split(",")]:
             for clock in ("real", "virtual"):
                 rows.append(measure(make_job(rate, flows, clock, args.duration), root))
     # Two real-clock runs at once on the two cores, against the virtual-clock reference.
