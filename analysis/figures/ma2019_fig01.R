@@ -16,6 +16,7 @@
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)   # rebin_goodput()
 suppressPackageStartupMessages(library(ggplot2))
 
 EXPERIMENT <- "ma2019_fig01"
@@ -27,15 +28,6 @@ args <- script_args("ma2019_fig01.R <runs_dir> <out.pdf> [warmup_s] [bin_s]", 2)
 out_pdf <- args[2]
 warmup_s <- if (length(args) >= 3) as.numeric(args[3]) else DEFAULT_WARMUP_S
 bin_s <- if (length(args) >= 4) as.numeric(args[4]) else 1
-
-# Goodput re-binned to bin_s (bytes over elapsed time, so partial bins stay exact).
-rebin_goodput <- function(goodput, bin_s) {
-  goodput %>%
-    mutate(bin_end = ceiling(t_s / bin_s - 1e-9) * bin_s) %>%
-    group_by(flow, bin_end) %>%
-    summarise(t_s = first(bin_end) - bin_s / 2,
-              goodput_mbps = sum(bytes) * 8 / sum(interval_s) / 1e6, .groups = "drop")
-}
 
 theme_paper <- function() {
   theme_bw(base_size = 10) +
