@@ -36,7 +36,6 @@ DEFAULTS = {
     "rtt_on": "ingress",
     "mtu_bytes": 1500,
     "switch": "linuxbridge",
-    "capture": False,
     "offloads": "off",
     "changes": [],
 }
