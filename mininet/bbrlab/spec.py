@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import pathlib
+import re
 
 import jsonschema
 import yaml
@@ -221,13 +222,20 @@ def _set_path(obj, path: str, value):
     return obj
 
 
+def _point_value(value) -> str:
+    if isinstance(value, dict):
+        return "_".join(f"{k}-{_point_value(v)}" for k, v in sorted(value.items())) or "none"
+    return str(value)
+
+
 def _point_name(assignment: dict) -> str:
+    """A directory-safe name of a sweep point: `rate_mbps=10__f2_rtt_ms=30`."""
     if not assignment:
         return "base"
     parts = []
     for key, value in assignment.items():
         short = key.replace("bottleneck.", "").replace("flows.", "f")
-        parts.append(f"{short}={value}".replace(".", "_").replace("/", "_"))
+        parts.append(re.sub(r"[^A-Za-z0-9_=-]", "_", f"{short}={_point_value(value)}"))
     return "__".join(parts)
 
 
