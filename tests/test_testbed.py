@@ -2,6 +2,7 @@
 
 These tests build the testbed kernel on first use (kernel/build-uml.sh) and
 take about a minute each."""
+import csv
 import json
 import os
 import pathlib
@@ -53,6 +54,41 @@ def test_two_flow_run_end_to_end(tmp_path, kernel):
     for name in ("goodput.csv", "tcp.csv", "queue.csv"):
         assert (run_dir / "tidy" / name).stat().st_size > 1000
     assert not list((tmp_path / "out" / "e2e" / "base").glob(".*tmp*"))
+
+
+def test_header_captures_give_each_flows_backlog_and_drops(tmp_path, kernel):
+    """capture: bottleneck on a shallow buffer (drops): the per-flow backlogs rebuilt from
+    the captures add up to the qdisc's own backlog, and the per-flow drops to its drop counter."""
+    spec_file = write_spec(tmp_path / "cap.yaml", """
+name: cap
+duration_s: 10
+clock: virtual
+capture: bottleneck
+bottleneck: {rate_mbps: 50, buffer_pkts: 60}
+flows:
+  - {cc: cubic, rtt_ms: 10}
+  - {cc: bbr, rtt_ms: 40, start_s: 2}
+""")
+    res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = tmp_path / "out" / "cap" / "base" / "rep1"
+    summary = json.loads((run_dir / "run.json").read_text())
+    checks = {c["name"]: c for c in summary["fidelity"]["checks"]}
+    assert checks["capture"]["ok"], checks["capture"]
+    assert summary["fidelity"]["valid"], summary["fidelity"]
+    rows = list(csv.DictReader(open(run_dir / "tidy" / "flow_queue.csv")))
+    queue = list(csv.DictReader(open(run_dir / "tidy" / "queue.csv")))
+    assert {r["flow"] for r in rows} == {"1", "2"}
+    backlog = {}
+    for r in rows:
+        backlog.setdefault(r["t_s"], {})[r["flow"]] = int(r["backlog_pkts"])
+    both = [b for b in backlog.values() if b["1"] > 0 and b["2"] > 0]
+    assert len(both) > 20                      # both flows hold packets in the queue at times
+    end = [r for r in rows if r["t_s"] == queue[-1]["t_s"]]
+    flow_drops = sum(int(r["drops"]) for r in end)
+    qdisc_drops = int(queue[-1]["drops"]) - int(queue[0]["drops"])
+    assert qdisc_drops > 10                    # a 60-packet buffer drops
+    assert abs(flow_drops - qdisc_drops) <= 2, (flow_drops, qdisc_drops)
 
 
 @pytest.fixture

@@ -46,20 +46,11 @@ goodput_plot <- function(run, n_valid, n_runs) {
   g$flow_label <- factor(labels[as.character(g$flow)], levels = flows$label)
   means$flow_label <- factor(means$label, levels = flows$label)
   rate <- run$meta$bottleneck$rate_mbps %||% max(g$goodput_mbps)
-  ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) +
-    annotate("rect", xmin = w[["start"]], xmax = w[["end"]], ymin = -Inf, ymax = Inf,
-             fill = "grey50", alpha = 0.12) +
+  ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) + steady_band(w) +
     annotate("text", x = (w[["start"]] + w[["end"]]) / 2, y = rate * 1.06,
              label = "steady state", size = 2.8, colour = "grey30") +
     geom_line(linewidth = 0.5) +
-    geom_segment(data = means, aes(x = w[["start"]], xend = w[["end"]], y = goodput_mbps,
-                                   yend = goodput_mbps, colour = flow_label),
-                 inherit.aes = FALSE, linetype = "dashed", linewidth = 0.4) +
-    geom_label(data = means, aes(x = w[["end"]], y = goodput_mbps, colour = flow_label,
-                                 label = sprintf("mean %.1f", goodput_mbps)),
-               inherit.aes = FALSE, hjust = 1.05, vjust = -0.25, size = 2.6,
-               label.size = 0, label.padding = unit(1, "pt"), fill = "white",
-               show.legend = FALSE) +
+    steady_mean_layers(means, w, "end") +
     scale_colour_manual(values = FLOW_COLOURS) +
     scale_x_continuous("Time (s)", limits = c(0, NA), breaks = scales::breaks_pretty(8),
                        expand = expansion(mult = c(0, 0.01))) +

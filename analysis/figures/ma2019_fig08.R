@@ -4,16 +4,16 @@
 #
 # Usage:   Rscript analysis/figures/ma2019_fig08.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
 # Inputs:  runs of experiment "ma2019_fig08" below <runs_dir>; the FIRST VALID
-#          repetition is drawn. warmup_s is only used for the estimate's error
-#          (steady state); bin_s: goodput bin (default 0.1 s).
+#          repetition is drawn. warmup_s: steady state of the queue shares in the
+#          caption; bin_s: goodput bin (default 0.1 s).
 # Outputs: <out.pdf> (6.5 x 8.5 in) and <out>.png, written atomically: four panels
 #          over 12-22 s, as the paper's four figures:
 #            Fig. 8  goodput of the two flows (Mbit/s)
 #            Fig. 9  their smoothed RTT (tcp_info srtt, ms)
-#            Fig. 10 their share of the bottleneck queue (packets): an ESTIMATE from
-#                    the senders' samples (flow_backlog_estimate() in
-#                    analysis/lib/metrics.R: inflight minus the bytes sent within
-#                    the last base RTT), stacked, with the measured total backlog
+#            Fig. 10 their share of the bottleneck queue (packets), stacked: each
+#                    flow's backlog from header captures on both sides of the queue
+#                    (tidy/flow_queue.csv, mininet/bbrlab/capture.py), with the
+#                    qdisc's own total backlog as a line
 #            Fig. 11 their cwnd (dashed) and inflight (solid), packets
 #          The 50-ms flow's ProbeRTT samples are shaded in every panel. Without a
 #          valid run: a placeholder (exit status 0).
@@ -52,16 +52,29 @@ deep_dive <- function(run, er) {
     geom_line(linewidth = 0.45) + scale_y_continuous("RTT (ms)", limits = c(0, NA)) +
     theme(legend.position = "none")
 
-  est <- in_win(flow_backlog_estimate(run)) %>% mutate(flow_label = lab(flow))
+  fq <- in_win(run$flow_queue %||% tibble(t_s = double(), flow = integer(), backlog_pkts = double()))
+  fq <- fq %>% mutate(flow_label = lab(flow))
   q <- in_win(run$queue)
-  err <- backlog_est_error_pct(run, a$warmup_s)
-  p10 <- ggplot(est, aes(t_s, backlog_pkts)) + base("Fig. 10: queue share (estimate)") +
+  p10 <- ggplot(fq, aes(t_s, backlog_pkts)) + base("Fig. 10: queue share") +
     geom_area(aes(fill = flow_label), position = "stack", alpha = 0.75, colour = NA) +
-    geom_line(data = q, aes(t_s, backlog_pkts, linetype = "measured total"),
+    geom_line(data = q, aes(t_s, backlog_pkts, linetype = "qdisc total"),
               inherit.aes = FALSE, colour = "black", linewidth = 0.3) +
-    scale_linetype_manual(values = c("measured total" = "solid")) +
+    scale_linetype_manual(values = c("qdisc total" = "solid")) +
     scale_y_continuous("Backlog (packets)", limits = c(0, NA)) +
     guides(fill = guide_legend(order = 1), linetype = guide_legend(order = 2))
+  short <- flows$flow[which.min(flows$rtt_ms)]
+  share <- function(f) ss_queue_share_pct(run, f, a$warmup_s)
+  fmt <- function(x) if (is.na(x)) "--" else sprintf("%.1f", x)
+  capture_note <- if (nrow(run$flow_queue %||% tibble()) == 0)
+    "Fig. 10: NO per-flow data (the run has no header captures; spec field capture: bottleneck)." else
+    sprintf(paste("Fig. 10: per-flow backlog measured from packet-header captures where packets enter",
+                  "and leave the bottleneck queue (exact up to packets in transit into the qdisc; the",
+                  "capture check compares the sum with the qdisc's backlog). Steady state (warm-up %s s):",
+                  "the %s-ms flow holds %s %% of the backlog and gets %s %% of the goodput; during the",
+                  "%s-ms flow's ProbeRTT the %s-ms flow holds %s %% of it."),
+            format(a$warmup_s), format(max(flows$rtt_ms)), fmt(share(long)),
+            fmt(ss_share_pct(run, long, a$warmup_s)), format(max(flows$rtt_ms)),
+            format(min(flows$rtt_ms)), fmt(probe_rtt_queue_share_pct(run, short, during = long)))
 
   cw <- bind_rows(tcp %>% transmute(t_s, flow_label, what = "inflight", pkts = inflight_pkts),
                   tcp %>% transmute(t_s, flow_label, what = "cwnd", pkts = cwnd_pkts))
@@ -72,14 +85,10 @@ deep_dive <- function(run, er) {
     guides(colour = "none") +
     labs(caption = wrap_caption(sprintf(paste(
       "%s, repetition %d (first valid; %s). %s-s goodput bins; socket samples every %s s, queue every %s s;",
-      "grey: ProbeRTT samples of the %s-ms flow. Fig. 10 is an ESTIMATE: each flow's backlog =",
-      "its inflight minus the bytes it sent within the last base RTT (still in the delay line);",
-      "the sum of the estimates differs from the measured backlog by %s %% on average in steady state",
-      "(warm-up %s s). %s"),
+      "grey: ProbeRTT samples of the %s-ms flow. %s %s"),
       EXPERIMENT, run$key$repetition, runs_note(er), format(bin_s),
       format(run$meta$spec$sample_interval_s %||% 0.1), format(run$meta$spec$queue_sample_interval_s %||% 0.05),
-      format(max(flows$rtt_ms)), if (is.na(err)) "--" else sprintf("%.1f", err),
-      format(a$warmup_s), excluded_note(er)), 125))
+      format(max(flows$rtt_ms)), capture_note, excluded_note(er)), 125))
   list(p8, p9, p10, p11)
 }
 

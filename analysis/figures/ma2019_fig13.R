@@ -35,21 +35,13 @@ goodput_panel <- function(run) {
   ramp <- tryCatch(rampup_s(run, long), error = function(e) NA_real_)
   leave <- min(flows$stop_s, na.rm = TRUE)
   rate <- run$meta$bottleneck$rate_mbps %||% 100
-  ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) +
-    annotate("rect", xmin = w[["start"]], xmax = w[["end"]], ymin = -Inf, ymax = Inf,
-             fill = "grey50", alpha = 0.12) +
+  ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) + steady_band(w) +
     geom_vline(xintercept = leave, linetype = "dotted", linewidth = 0.4) +
     annotate("text", x = leave, y = rate * 1.05, hjust = 1.02, size = 2.6,
              label = sprintf("10-ms flow leaves; ramp-up %s s",
                              if (is.na(ramp)) "--" else sprintf("%.1f", ramp))) +
     geom_line(linewidth = 0.5) +
-    geom_segment(data = means, aes(x = w[["start"]], xend = w[["end"]], y = goodput_mbps,
-                                   yend = goodput_mbps, colour = flow_label),
-                 inherit.aes = FALSE, linetype = "dashed", linewidth = 0.4) +
-    geom_label(data = means, aes(x = w[["start"]], y = goodput_mbps, colour = flow_label,
-                                 label = sprintf("mean %.1f", goodput_mbps)),
-               inherit.aes = FALSE, hjust = -0.05, vjust = -0.25, size = 2.6, label.size = 0,
-               label.padding = unit(1, "pt"), fill = "white", show.legend = FALSE) +
+    steady_mean_layers(means, w, "start") +
     scale_colour_manual(values = FLOW_COLOURS) +
     scale_x_continuous("Time (s)", limits = c(0, NA), expand = expansion(mult = c(0, 0.01))) +
     scale_y_continuous("Goodput (Mbit/s)") + coord_cartesian(ylim = c(0, rate * 1.1)) +

@@ -46,25 +46,15 @@
 #   gain_time_pct(run, flow, gain)  % of the flow's steady-state socket samples
 #                               whose BBR pacing gain equals `gain` (+- 0.01):
 #                               the fraction of time spent in that phase
-#   backlog_est_error_pct(run)  mean |sum of the per-flow backlog estimates -
-#                               measured backlog| / mean measured backlog, %, in
-#                               steady state (checks flow_backlog_estimate())
-#
-# Per-flow bottleneck backlog (flow_backlog_estimate(), a table, not a claim metric):
-#   the testbed records only the queue's total backlog. Flow i's share of it is
-#   ESTIMATED from its sender's samples. All of a path's propagation delay is a
-#   netem delay line on the data path BEFORE the bottleneck (rtt_on: ingress) and
-#   the ACK path adds none, so a byte sent more than one base RTT ago has left the
-#   delay line; if it is not yet acknowledged it is in the bottleneck queue (or on
-#   the last link, or dropped). With S(t) = bytes_acked + inflight_pkts * mss the
-#   bytes handed to the network by t and A(t) = bytes_acked:
-#       backlog_i(t) = S_i(t - RTT_i) - A_i(t)
-#                    = inflight_i(t) - (bytes sent in the last base RTT)
-#   i.e. inflight minus what is in the delay line. S_i(t - RTT_i) is interpolated
-#   linearly between samples (error <= the burst a pacing-gain phase adds between
-#   two samples). Assumes no losses (retransmissions are not in S), negligible
-#   delayed ACKs and the configured base RTT (changes: applied). The sum over
-#   flows is compared with the measured total (backlog_est_error_pct()).
+#   ss_queue_share_pct(run, flow)   the flow's mean bottleneck backlog / all flows'
+#                               mean backlog in steady state, % (flow_queue.csv:
+#                               runs with `capture: bottleneck` only, else NA)
+#   probe_rtt_queue_share_pct(run, flow, during)  the flow's share of the backlog
+#                               over the queue samples taken while flow `during` is
+#                               in ProbeRTT (a ProbeRTT socket sample stands for the
+#                               interval up to the next sample): 100 * sum of the
+#                               flow's backlog / sum of the total backlog, %, so
+#                               nearly empty queues weigh little; whole run
 
 suppressPackageStartupMessages(library(dplyr))
 
@@ -74,7 +64,7 @@ EPS_S <- 1e-6  # slack for float time stamps at the window edges
 METRICS <- c("ss_goodput_mbps", "ss_share_pct", "ss_total_mbps", "ss_jain",
              "ss_qdelay_ms", "retrans_pkts", "ss_goodput_ratio", "ss_share_rtt_pct",
              "win_goodput_mbps", "win_share_pct", "rampup_s", "gain_time_pct",
-             "backlog_est_error_pct")
+             "ss_queue_share_pct", "probe_rtt_queue_share_pct")
 
 steady_window <- function(run, warmup_s = DEFAULT_WARMUP_S) {
   flows <- flows_table(run$meta)
@@ -218,56 +208,37 @@ gain_time_pct <- function(run, flow, gain, warmup_s = DEFAULT_WARMUP_S) {
   100 * mean(abs(s$bbr_pacing_gain - gain) < 0.01)
 }
 
-# Configured base RTT of a flow at times t (the spec's RTT, then its `changes`).
-base_rtt_at <- function(run, flow, t) {
-  flows <- flows_table(run$meta)
-  rtt <- rep(flows$rtt_ms[flows$flow == flow], length(t))
-  for (ch in run$meta$spec$changes %||% list()) {
-    if (as.integer(ch$flow) == flow && !is.null(ch$rtt_ms)) rtt[t >= ch$at_s] <- ch$rtt_ms
-  }
-  rtt
+# Per-flow backlog as a wide table: t_s, then one column per flow (packets), and
+# total; zero rows without flow_queue.csv.
+flow_backlog_wide <- function(run) {
+  fq <- run$flow_queue
+  if (is.null(fq) || nrow(fq) == 0) return(tibble(t_s = double(), total = double()))
+  wide <- tidyr::pivot_wider(fq[, c("t_s", "flow", "backlog_pkts")], names_from = flow,
+                             values_from = backlog_pkts, names_prefix = "f")
+  wide$total <- rowSums(wide[, setdiff(names(wide), "t_s"), drop = FALSE])
+  wide
 }
 
-# Per-flow bottleneck backlog ESTIMATE at each sender socket sample (see the header):
-# columns flow, t_s, backlog_bytes, backlog_pkts (payload bytes / mss).
-flow_backlog_estimate <- function(run) {
-  empty <- tibble(flow = integer(), t_s = double(), backlog_bytes = double(),
-                  backlog_pkts = double())
-  if (nrow(run$tcp) == 0) return(empty)
-  out <- lapply(split(run$tcp, run$tcp$flow), function(s) {
-    s <- s[!is.na(s$bytes_acked) & !is.na(s$inflight_pkts) & !is.na(s$mss_bytes), ]
-    s <- s[order(s$t_s), ]
-    if (nrow(s) < 2) return(NULL)
-    sent <- s$bytes_acked + s$inflight_pkts * s$mss_bytes
-    rtt_s <- base_rtt_at(run, s$flow[1], s$t_s) / 1000
-    sent_before <- stats::approx(s$t_s, sent, xout = s$t_s - rtt_s, rule = 1)$y
-    backlog <- pmax(0, sent_before - s$bytes_acked)
-    tibble(flow = s$flow, t_s = s$t_s, backlog_bytes = backlog,
-           backlog_pkts = backlog / s$mss_bytes)
-  })
-  bind_rows(c(list(empty), unname(out))) %>% filter(!is.na(backlog_bytes))
+ss_queue_share_pct <- function(run, flow, warmup_s = DEFAULT_WARMUP_S) {
+  wide <- flow_backlog_wide(run)
+  col <- paste0("f", flow)
+  if (!col %in% names(wide)) return(NA_real_)
+  wide <- wide[in_window_samples(wide, steady_window(run, warmup_s)), ]
+  if (nrow(wide) == 0 || sum(wide$total) == 0) return(NA_real_)
+  100 * sum(wide[[col]]) / sum(wide$total)
 }
 
-# Sum of the per-flow estimates at the queue's sample times (each flow's estimate
-# interpolated there), beside the measured backlog: t_s, estimated_pkts, measured_pkts.
-backlog_estimate_vs_measured <- function(run) {
-  est <- flow_backlog_estimate(run)
-  q <- run$queue
-  if (nrow(est) == 0 || nrow(q) == 0) return(tibble(t_s = double(), estimated_pkts = double(),
-                                                    measured_pkts = double()))
-  per_flow <- lapply(split(est, est$flow), function(e)
-    stats::approx(e$t_s, e$backlog_pkts, xout = q$t_s, rule = 1)$y)
-  total <- Reduce(`+`, per_flow)
-  tibble(t_s = q$t_s, estimated_pkts = total, measured_pkts = q$backlog_pkts) %>%
-    filter(!is.na(estimated_pkts))
-}
-
-backlog_est_error_pct <- function(run, warmup_s = DEFAULT_WARMUP_S) {
-  cmp <- backlog_estimate_vs_measured(run)
-  w <- steady_window(run, warmup_s)
-  cmp <- cmp[in_window_samples(cmp, w), ]
-  if (nrow(cmp) == 0 || mean(cmp$measured_pkts) == 0) return(NA_real_)
-  100 * mean(abs(cmp$estimated_pkts - cmp$measured_pkts)) / mean(cmp$measured_pkts)
+probe_rtt_queue_share_pct <- function(run, flow, during, warmup_s = NULL) {
+  wide <- flow_backlog_wide(run)
+  col <- paste0("f", flow)
+  s <- run$tcp[run$tcp$flow == during, ]
+  if (!col %in% names(wide) || nrow(s) < 2) return(NA_real_)
+  s <- s[order(s$t_s), ]
+  prt <- which(s$state %in% "probe_rtt" & seq_len(nrow(s)) < nrow(s))
+  if (length(prt) == 0) return(NA_real_)
+  inside <- Reduce(`|`, lapply(prt, function(k) wide$t_s >= s$t_s[k] & wide$t_s < s$t_s[k + 1]))
+  if (!any(inside) || sum(wide$total[inside]) == 0) return(NA_real_)
+  100 * sum(wide[[col]][inside]) / sum(wide$total[inside])
 }
 
 # Mean, sd, n, min, max of `value` over the VALID rows only, per group.

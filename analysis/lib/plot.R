@@ -191,3 +191,26 @@ algorithm_comparison_plot <- function(vals, x_scale, y_label, caption, fair = NU
     scale_y_continuous(y_label, limits = c(0, 100)) +
     labs(caption = caption) + theme_paper()
 }
+
+# A steady-state window w (steady_window()) on a goodput-vs-time plot: steady_band()
+# shades it (add it before the lines); steady_mean_layers() draws each flow's mean
+# (`means`: columns goodput_mbps, flow_label) as a dashed segment across it,
+# labelled "mean x.y" at the window's `label_at` end.
+steady_band <- function(w) {
+  annotate("rect", xmin = w[["start"]], xmax = w[["end"]], ymin = -Inf, ymax = Inf,
+           fill = "grey50", alpha = 0.12)
+}
+
+steady_mean_layers <- function(means, w, label_at = c("end", "start")) {
+  label_at <- match.arg(label_at)
+  x <- w[[label_at]]
+  list(
+    geom_segment(data = means, aes(x = w[["start"]], xend = w[["end"]], y = goodput_mbps,
+                                   yend = goodput_mbps, colour = flow_label),
+                 inherit.aes = FALSE, linetype = "dashed", linewidth = 0.4),
+    geom_label(data = means, aes(x = x, y = goodput_mbps, colour = flow_label,
+                                 label = sprintf("mean %.1f", goodput_mbps)),
+               inherit.aes = FALSE, hjust = if (label_at == "end") 1.05 else -0.05,
+               vjust = -0.25, size = 2.6, label.size = 0, label.padding = unit(1, "pt"),
+               fill = "white", show.legend = FALSE))
+}

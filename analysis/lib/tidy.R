@@ -3,7 +3,7 @@
 # What:    read_run(dir)   one run directory -> list(meta, dir, key, goodput, tcp, queue)
 #          read_runs(root) every run below root that has a run.json -> list(index, runs,
 #                          goodput, tcp, queue), tables row-bound over runs
-# Inputs:  <run>/run.json and <run>/tidy/{goodput,tcp,queue}.csv only (never raw/).
+# Inputs:  <run>/run.json and <run>/tidy/{goodput,tcp,queue,flow_queue}.csv only (never raw/).
 # Outputs: tibbles; every table row carries experiment, point, repetition, valid.
 #
 # A directory without run.json is incomplete and ignored. Runs with status != "ok"
@@ -23,7 +23,8 @@ TIDY_COLS <- list(
                  bytes = col_double(), goodput_mbps = col_double(), .default = col_guess()),
   tcp = cols(flow = col_integer(), t_s = col_double(), cc = col_character(),
              state = col_character(), .default = col_double()),
-  queue = cols(.default = col_double())
+  queue = cols(.default = col_double()),
+  flow_queue = cols(flow = col_integer(), .default = col_double())   # only with capture: bottleneck
 )
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
@@ -93,7 +94,8 @@ read_runs <- function(root) {
   }
   bind <- function(name) bind_rows(lapply(runs, `[[`, name))
   list(index = index, runs = runs,
-       goodput = bind("goodput"), tcp = bind("tcp"), queue = bind("queue"))
+       goodput = bind("goodput"), tcp = bind("tcp"), queue = bind("queue"),
+       flow_queue = bind("flow_queue"))
 }
 
 # Runs of one experiment (and optionally one point), as a list of run objects.

@@ -14,11 +14,17 @@ In the spirit of Mininet-HiFi's network invariants, every run is checked for
                   before the bottleneck (netem on the data path before the
                   bottleneck orphans it, as a NIC's transmit completion
                   would); otherwise TSQ caps each flow's bottleneck backlog
-                  at about 1 ms of its pacing rate, which no real network does.
+                  at about 1 ms of its pacing rate, which no real network does;
+  capture         (`capture: bottleneck` only) every tcpdump kept every packet
+                  it was handed, every dequeued packet was seen entering the
+                  queue, and the per-flow backlogs rebuilt from the captures
+                  add up to the qdisc's own backlog at the sampler's instants
+                  (mean absolute difference in packets).
 
 Thresholds come from the spec's `fidelity` block (defaults in spec.py). A run
 with any failed check is invalid: kept, listed in the report, never averaged.
 """
+import json
 import pathlib
 import re
 import statistics
@@ -105,10 +111,38 @@ def decoupling_check(job: dict) -> dict:
                  "packets stay charged to the sender's socket up to the receiver: TSQ bounds the queue")
 
 
+def capture_check(raw: pathlib.Path, job: dict, tidy_data: dict) -> dict:
+    stats = json.loads((raw / "capture.json").read_text()) if (raw / "capture.json").exists() else []
+    problems = [f"{s['name']} on {s['dev']}: captured {s['captured']} of {s['received']} packets"
+                f" (kernel dropped {s['dropped_by_kernel']}, exit {s['exit']})"
+                for s in stats if s["exit"] != 0 or s["captured"] is None or s["captured"] != s["received"]
+                or s["dropped_by_kernel"]]
+    if not stats:
+        problems.append("no capture statistics")
+    problems += [f"flow {f['flow']}: {f['unmatched_pkts']} dequeued packets never seen entering the queue"
+                 for f in tidy_data["capture"] if f["unmatched_pkts"]]
+    total = {}
+    for row in tidy_data["flow_queue"]:
+        total[row["t_s"]] = total.get(row["t_s"], 0) + row["backlog_pkts"]
+    diffs = [abs(total[q["t_s"]] - q["backlog_pkts"]) for q in tidy_data["queue"]
+             if q["t_s"] in total and 0 <= q["t_s"] <= job["duration_s"]]
+    tol = job["fidelity"]["capture_max_mean_error_pkts"]
+    mean = round(statistics.mean(diffs), 3) if diffs else None
+    if mean is None:
+        problems.append("no queue samples to compare with")
+    elif mean > tol:
+        problems.append(f"per-flow backlogs differ from the qdisc's by {mean} packets on average")
+    exact = sum(d == 0 for d in diffs)
+    note = "; ".join(problems) or f"sum of per-flow backlogs equals the qdisc's in {exact} of {len(diffs)} samples"
+    return check("capture", "bottleneck", 0.0, mean, tol, "packets (mean |error|)", not problems, note)
+
+
 def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     raw = run_dir / "raw"
     checks = base_rtt_checks(raw, job)
     checks.append(decoupling_check(job))
     checks.append(rate_check(tidy_data["queue"], job))
     checks += cpu_checks(raw, job, tidy_data["timeline"]["t0"])
+    if "flow_queue" in tidy_data:
+        checks.append(capture_check(raw, job, tidy_data))
     return {"valid": all(c["ok"] for c in checks), "checks": checks}

@@ -12,6 +12,9 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
     qdisc.jsonl              bottleneck qdisc samples
     cpu.jsonl                guest CPU samples
     iperf3_client_<i>.json   iperf3's own report
+    capture_enq_<i>.pcap     with `capture: bottleneck`: headers of flow i's packets
+    capture_deq.pcap         entering / leaving the bottleneck queue (capture.py),
+    capture.json             and tcpdump's own statistics
     timeline.json            time zero, executed events, set-up commands, timings
 
 Exit status 0 on success; anything else is a failed run.
@@ -24,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from . import shaping, topology, traffic
+from . import capture, shaping, topology, traffic
 
 OVS_RUN = "/var/run/openvswitch"
 LEAD_S = 1.0          # samplers run this long before time zero
@@ -149,6 +152,35 @@ def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
     return proc
 
 
+def start_captures(db, job: dict, raw: pathlib.Path) -> list:
+    """tcpdump at the bottleneck queue's entry (one per flow) and exit; waits until each listens."""
+    points = [(f"enq_{f['flow']}", capture.enqueue_point(i, job["rtt_on"], db, shaping.ifb_name),
+               "out" if job["rtt_on"] == "ingress" else "in") for i, f in enumerate(job["flows"])]
+    points.append(("deq", db.bottleneck_intf, "out"))
+    procs = []
+    for name, dev, direction in points:
+        proc = subprocess.Popen(capture.tcpdump_cmd(dev, direction, str(raw / f"capture_{name}.pcap")),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        line = proc.stderr.readline()
+        if "listening on" not in line:
+            raise RuntimeError(f"tcpdump on {dev} did not start: {line.strip()} (exit {proc.poll()})")
+        procs.append((name, dev, direction, proc))
+    log(f"capturing headers at {', '.join(dev for _n, dev, _d, _p in procs)}")
+    return procs
+
+
+def stop_captures(procs: list, raw: pathlib.Path) -> None:
+    """Stop tcpdump (it flushes its file) and keep its statistics in raw/capture.json."""
+    stats = []
+    for _name, _dev, _dir, proc in procs:
+        proc.send_signal(signal.SIGINT)
+    for name, dev, direction, proc in procs:
+        _out, err = proc.communicate(timeout=60)
+        stats.append(dict(capture.capture_stats(err), name=name, dev=dev, direction=direction,
+                          exit=proc.returncode, log=err.strip()))
+    (raw / "capture.json").write_text(json.dumps(stats, indent=1))
+
+
 def snapshot(db, raw: pathlib.Path) -> None:
     """Raw netlink replies beside `ss`/`tc` output of the same moment (flow 1's sender and
     the bottleneck): a diagnostic, and the source of the parser tests' fixtures."""
@@ -213,6 +245,7 @@ def main(run_dir: str) -> int:
                                          stderr=subprocess.STDOUT) for i, f in enumerate(job["flows"])]
         until = time.time() + 60 + LEAD_S + job["duration_s"] + TAIL_S
         sampler = start_samplers(db, job, raw, until)
+        captures = start_captures(db, job, raw) if job["capture"] == "bottleneck" else []
         t0 = time.time() + LEAD_S
         until = t0 + job["duration_s"] + TAIL_S
         log(f"time zero in {t0 - time.time():.1f} s; run lasts {job['duration_s']:g} s")
@@ -227,6 +260,7 @@ def main(run_dir: str) -> int:
         time.sleep(max(0.0, until - time.time()))
         sampler.send_signal(signal.SIGTERM)
         sampler.wait(timeout=30)
+        stop_captures(captures, raw)
         for proc in servers:
             if proc.poll() is None:
                 proc.kill()

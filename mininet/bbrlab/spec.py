@@ -38,6 +38,7 @@ DEFAULTS = {
     "mtu_bytes": 1500,
     "switch": "linuxbridge",
     "offloads": "off",
+    "capture": "none",
     "changes": [],
 }
 BOTTLENECK_DEFAULTS = {"shaper": "tbf", "aqm": {"kind": "droptail"}}
@@ -46,6 +47,7 @@ FIDELITY_DEFAULTS = {
     "rate_tolerance": 0.05,         # |dequeue rate while backlogged / configured - 1|
     "max_cpu_busy": 0.99,           # mean guest CPU busy fraction: above it the guest is saturated
     "max_timer_lateness_ms": 20.0,  # 99th percentile of sampler wake-up lateness
+    "capture_max_mean_error_pkts": 1.0,  # mean |sum of captured per-flow backlogs - qdisc backlog|
 }
 
 
@@ -133,6 +135,9 @@ def validate(spec: dict, source="spec") -> None:
     _validate_congestion_controls(spec, source)
     if spec.get("rtt_on") == "sender" and spec.get("sender_qdisc", "fq") != "none":
         _fail(source, ["sender_qdisc"], "must be none when rtt_on is sender (netem takes the sender's root qdisc)")
+    if spec.get("capture") == "bottleneck" and spec.get("offloads") == "on":
+        _fail(source, ["capture"], "needs offloads: off (with segmentation offloads a captured frame"
+              " is not a packet of the bottleneck queue)")
     n_flows = sum(f.get("count", 1) for f in spec["flows"])
     for i, change in enumerate(spec.get("changes", [])):
         if change["flow"] > n_flows:

@@ -8,7 +8,7 @@ import csv
 import json
 import pathlib
 
-from . import traffic
+from . import capture, traffic
 
 GOODPUT_COLUMNS = ["flow", "t_s", "interval_s", "bytes", "goodput_mbps"]
 TCP_COLUMNS = ["flow", "t_s", "cc", "state", "rtt_ms", "rttvar_ms", "min_rtt_ms", "cwnd_pkts",
@@ -137,13 +137,20 @@ def tcp_rows(flow: int, samples: list, t0: float) -> list:
     return rows
 
 
+def queue_samples(samples: list) -> list:
+    """[(record, root qdisc)] of the samples that caught the bottleneck's root qdisc."""
+    out = []
+    for rec in samples:
+        root = next((q for q in rec.get("qdiscs", []) if q.get("parent") == "root"), None)
+        if root is not None and "backlog" in root:
+            out.append((rec, root))
+    return out
+
+
 def queue_rows(samples: list, t0: float, rate_mbps: float) -> list:
     rows = []
-    for rec in samples:
-        qdiscs = rec.get("qdiscs", [])
-        root = next((q for q in qdiscs if q.get("parent") == "root"), None)
-        if root is None or "backlog" not in root:
-            continue
+    for rec, root in queue_samples(samples):
+        qdiscs = rec["qdiscs"]
         # RED's early drops are counted by the leaf only, drop-tail by both: take the larger.
         drops = max(q.get("drops", 0) for q in qdiscs)
         rows.append({"t_s": round(rec["t"] - t0, 4), "backlog_bytes": root["backlog"],
@@ -172,10 +179,16 @@ def make_tidy(run_dir: pathlib.Path, job: dict) -> dict:
         n = flow["flow"]
         goodput += goodput_rows(n, read_jsonl(raw / f"sockets_rcv{n}.jsonl"), t0)
         tcp += tcp_rows(n, read_jsonl(raw / f"sockets_snd{n}.jsonl"), t0)
-    queue = queue_rows(read_jsonl(raw / "qdisc.jsonl"), t0, job["bottleneck"]["rate_mbps"])
+    qdisc = read_jsonl(raw / "qdisc.jsonl")
+    queue = queue_rows(qdisc, t0, job["bottleneck"]["rate_mbps"])
     out = run_dir / "tidy"
     out.mkdir(exist_ok=True)
     write_csv(out / "goodput.csv", GOODPUT_COLUMNS, goodput)
     write_csv(out / "tcp.csv", TCP_COLUMNS, tcp)
     write_csv(out / "queue.csv", QUEUE_COLUMNS, queue)
-    return {"goodput": goodput, "tcp": tcp, "queue": queue, "timeline": timeline}
+    data = {"goodput": goodput, "tcp": tcp, "queue": queue, "timeline": timeline}
+    if job.get("capture") == "bottleneck":
+        times = [rec["t"] for rec, _root in queue_samples(qdisc)]
+        data["flow_queue"], data["capture"] = capture.flow_backlog_rows(raw, timeline["flows"], t0, times)
+        write_csv(out / "flow_queue.csv", capture.FLOW_QUEUE_COLUMNS, data["flow_queue"])
+    return data

@@ -3,9 +3,9 @@ scripts and the metrics of analysis/lib/metrics.R.
 
 Unlike synth_runs.py, the socket samples are mutually consistent: bytes_acked
 integrates the goodput, each flow's share of the bottleneck backlog equals its
-share of the goodput, and inflight = (goodput x base RTT + own backlog) / mss,
-so the per-flow backlog estimate of metrics.R recovers the constructed backlog
-exactly wherever rates are constant over one base RTT. All rates are piecewise
+share of the goodput, and inflight = (goodput x base RTT + own backlog) / mss.
+With flow_queue=True a run also has tidy/flow_queue.csv: each active flow's
+backlog (its goodput share of the total) at the queue samples. All rates are piecewise
 constant; the numbers the R code must produce are known.
 
     python tests/analysis/synth_ma2019.py ROOT [--noise F]
@@ -32,6 +32,7 @@ TCP_HEADER = ["flow", "t_s", "cc", "state", "rtt_ms", "rttvar_ms", "min_rtt_ms",
               "bbr_pacing_gain", "bbr_cwnd_gain"]
 QUEUE_HEADER = ["t_s", "backlog_bytes", "backlog_pkts", "sent_bytes", "sent_pkts", "drops",
                 "qdelay_ms"]
+FLOW_QUEUE_HEADER = ["t_s", "flow", "backlog_bytes", "backlog_pkts", "drops"]
 
 
 def step(phases, t):
@@ -51,7 +52,7 @@ def write_run(root: Path, experiment: str, point: str, repetition: int, flows: l
               rate=lambda f, t: 50.0, qdelay=lambda t: 20.0, gain=lambda f, t: 1.0,
               state=lambda f, t: "probe_bw", retrans=None, link_mbps=100.0, duration_s=None,
               spec_extra=None, sample_s=0.1, queue_s=0.05, valid=True, failed_check=None,
-              status="ok", noise=0.0, seed=0) -> Path:
+              status="ok", noise=0.0, seed=0, flow_queue=False) -> Path:
     """One run directory root/runs/<experiment>/<point>/rep<k>. rate(f, t): goodput of
     flow f (Mbit/s) while active; qdelay(t): bottleneck queueing delay (ms)."""
     rng = random.Random(hash((experiment, point, repetition, seed)) & 0xFFFF)
@@ -80,16 +81,21 @@ def write_run(root: Path, experiment: str, point: str, repetition: int, flows: l
             tcp.append([n, t, f["cc"], state(f, t), f["rtt_ms"] + qdelay(t), 1.0, f["rtt_ms"],
                         inflight + 10, inflight, MSS, mbps, mbps, round(acked), total, mbps,
                         f["rtt_ms"], gain(f, t), 2.0])
-    queue = []
+    queue, per_flow = [], []
     for t in _ticks(-1.0, duration_s + 1, queue_s):
         q = qdelay(t)
         backlog = round(q / 1e3 * link_mbps * 1e6 / 8)
         queue.append([t, backlog, round(backlog / FRAME), 0, 0, 0, q])
+        for f in flows:
+            own = round(backlog / FRAME * rate(f, t) / total_rate(t)) if active(f, t) else 0
+            per_flow.append([t, f["flow"], own * FRAME, own, 0])
     run_dir = root / "runs" / experiment / point / f"rep{repetition}"
     if status == "ok":
         _write_csv(run_dir / "tidy" / "goodput.csv", GOODPUT_HEADER, goodput)
         _write_csv(run_dir / "tidy" / "tcp.csv", TCP_HEADER, tcp)
         _write_csv(run_dir / "tidy" / "queue.csv", QUEUE_HEADER, queue)
+        if flow_queue:
+            _write_csv(run_dir / "tidy" / "flow_queue.csv", FLOW_QUEUE_HEADER, per_flow)
     run_dir.mkdir(parents=True, exist_ok=True)
     checks = [{"name": "base_rtt", "subject": f"flow {f['flow']}", "configured": f["rtt_ms"],
                "measured": f["rtt_ms"], "tolerance": 1.0, "unit": "ms", "ok": True} for f in flows]
@@ -197,7 +203,8 @@ def fig08(root, noise=0.0):
     st = lambda f, t: "probe_rtt" if f["flow"] == 2 and 15.2 < t <= 15.4 else "probe_bw"  # noqa: E731
     write_run(root, "ma2019_fig08", "base", 1,
               [flow(1, "bbr", 10, 0, 30, "10 ms RTT"), flow(2, "bbr", 50, 5, 30, "50 ms RTT")],
-              rate=rate, qdelay=qd, state=st, sample_s=0.02, queue_s=0.01, noise=noise)
+              rate=rate, qdelay=qd, state=st, sample_s=0.02, queue_s=0.01, noise=noise,
+              flow_queue=True)
 
 
 def fig12_gain(f, t):

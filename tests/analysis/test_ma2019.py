@@ -33,20 +33,29 @@ def run_dir(tree: Path, experiment: str, point: str = "base", rep: int = 1) -> P
     return tree / "runs" / experiment / point / f"rep{rep}"
 
 
-def test_backlog_estimate_recovers_the_constructed_backlog(tree):
-    """Fig. 1 shape at 20-ms samples: 30 ms of queue (247.7 packets), shared 10:85."""
+def test_queue_share_metrics(tree):
+    """Fig. 8 tree: steady state (from 15 s) mostly 10:85 of a 30-ms queue; during the
+    50-ms flow's ProbeRTT (15.2-15.4 s) 90:5 of a 2-ms queue."""
     got = r_json(f"""
       r <- read_run("{run_dir(tree, "ma2019_fig08")}")
-      e <- flow_backlog_estimate(r)
-      at <- function(f, t) e$backlog_pkts[e$flow == f & abs(e$t_s - t) < 1e-6]
-      cat(jsonlite::toJSON(list(f1 = at(1, 20), f2 = at(2, 20), err = backlog_est_error_pct(r)),
-                           auto_unbox = TRUE, digits = NA))
+      r0 <- read_run("{run_dir(tree, "ma2019_fig01")}")
+      cat(jsonlite::toJSON(list(
+        ss2 = ss_queue_share_pct(r, flow = 2), ss1 = ss_queue_share_pct(r, flow = 1),
+        prt = probe_rtt_queue_share_pct(r, flow = 1, during = 2),
+        none = ss_queue_share_pct(r0, flow = 2)), auto_unbox = TRUE, digits = NA))
     """)
-    q_pkts = 30e-3 * 100e6 / 8 / synth.FRAME
-    # inflight is rounded to whole packets in the samples: +- 0.5 packet
-    assert got["f1"] == pytest.approx(q_pkts * 10 / 95, abs=0.6)
-    assert got["f2"] == pytest.approx(q_pkts * 85 / 95, abs=0.6)
-    assert got["err"] < 2.0
+    # Steady state 15-30 s, queue samples every 10 ms (1501). Backlog 248 packets
+    # (30 ms) split 26:222 (10:85), except 15.2-15.4 s: 17 packets (2 ms) split 16:1
+    # (90:5), and 15.4-15.6 s: 248 split 235:13 (90:5); 20 samples each.
+    q_ss, q_prt = round(30e-3 * 100e6 / 8 / synth.FRAME), round(2e-3 * 100e6 / 8 / synth.FRAME)
+    assert (q_ss, q_prt) == (248, 17)
+    flow2 = 20 * 1 + 20 * 13 + 1461 * 222
+    total = 20 * q_prt + 20 * q_ss + 1461 * q_ss
+    assert got["ss1"] + got["ss2"] == pytest.approx(100, abs=0.01)
+    assert got["ss2"] == pytest.approx(100 * flow2 / total, abs=0.2)      # 88.3 %, not 85/95
+    # during ProbeRTT flow 1 holds 16 of 17 or 235 of 248 packets: 94.1-94.8 %
+    assert 100 * 16 / 17 - 0.01 <= got["prt"] <= 100 * 235 / 248 + 0.01
+    assert got["none"] == "NA" or got["none"] is None              # no captures in that run
 
 
 def test_new_metrics(tree):
