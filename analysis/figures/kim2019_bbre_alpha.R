@@ -12,12 +12,11 @@
 #          runs; dashed: fair share. Invalid runs are named in the caption.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "kim2019_bbre_alpha"
-a <- figure_args("kim2019_bbre_alpha.R")
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+a <- figure_args(EXPERIMENT)
+er <- a$runs
 
 config_label <- function(run) {
   flow <- run$meta$spec$flows[[1]]

@@ -15,14 +15,12 @@
 #          so that the report still builds and shows the gap.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)   # rebin_goodput()
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 suppressPackageStartupMessages(library(ggplot2))
 
 EXPERIMENT <- "ma2019_fig01"
 WIDTH_IN <- 6
 HEIGHT_IN <- 3
-FLOW_COLOURS <- c("#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 
 args <- script_args("ma2019_fig01.R <runs_dir> <out.pdf> [warmup_s] [bin_s]", 2)
 out_pdf <- args[2]

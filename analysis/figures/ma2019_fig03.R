@@ -13,12 +13,11 @@
 #          caption; rates with no valid run are marked "not reproducible" on the axis.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig03"
-a <- figure_args("ma2019_fig03.R")
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+a <- figure_args(EXPERIMENT)
+er <- a$runs
 
 rate_of <- function(r) as.numeric(r$meta$bottleneck$rate_mbps)
 vals <- per_run(er$runs, function(r) {

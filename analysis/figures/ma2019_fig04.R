@@ -18,16 +18,15 @@
 #              diamonds: the values published in Table I.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig04"
 # Table I of the paper: retransmissions (pkts) of the 50-ms and the 10-ms flow.
 TABLE_I <- tibble(scheme = rep(c("RED 1", "RED 2", "RED 3"), 2),
                   rtt_ms = rep(c(50, 10), each = 3),
                   published = c(10178, 20583, 17193, 2871, 6014, 5301))
-a <- figure_args("ma2019_fig04.R")
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+a <- figure_args(EXPERIMENT)
+er <- a$runs
 
 scheme_of <- function(r) {
   aqm <- r$meta$spec$bottleneck$aqm

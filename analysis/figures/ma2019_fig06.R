@@ -12,12 +12,11 @@
 #          points are means over valid repetitions; dashed: fair share 100/(N+1).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig06"
-a <- figure_args("ma2019_fig06.R")
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+a <- figure_args(EXPERIMENT)
+er <- a$runs
 
 flow_shares <- per_run(er$runs, function(r) {
   g <- ss_goodput_table(r, a$warmup_s)

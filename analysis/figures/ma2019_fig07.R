@@ -10,13 +10,12 @@
 #          each cheat marked by a dotted line annotated with the cheater's new RTT.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig07"
-a <- figure_args("ma2019_fig07.R")
+a <- figure_args(EXPERIMENT)
 bin_s <- if (is.na(a$bin_s)) 1 else a$bin_s
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+er <- a$runs
 run <- first_valid_run(er)
 
 if (is.null(run)) {

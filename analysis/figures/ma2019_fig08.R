@@ -19,12 +19,11 @@
 #          valid run: a placeholder (exit status 0).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig08"
 WINDOW <- c(12, 22)
-a <- figure_args("ma2019_fig08.R")
+a <- figure_args(EXPERIMENT)
 bin_s <- if (is.na(a$bin_s)) 0.1 else a$bin_s
 
 in_win <- function(tab) tab[tab$t_s >= WINDOW[1] & tab$t_s <= WINDOW[2], ]
@@ -92,7 +91,7 @@ deep_dive <- function(run, er) {
   list(p8, p9, p10, p11)
 }
 
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+er <- a$runs
 run <- first_valid_run(er)
 if (is.null(run)) {
   save_figure(no_valid_run_plot(EXPERIMENT, er), a$out_pdf, 6.5, 3)

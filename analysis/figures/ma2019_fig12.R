@@ -13,13 +13,12 @@
 #              the % of its steady-state samples at 0.75 (gain_time_pct()) in the legend.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig12"
-a <- figure_args("ma2019_fig12.R")
+a <- figure_args(EXPERIMENT)
 window_s <- if (is.na(a$bin_s)) 2 else a$bin_s
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+er <- a$runs
 run <- first_valid_run(er)
 
 if (is.null(run)) {

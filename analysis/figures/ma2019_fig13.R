@@ -15,13 +15,12 @@
 #              algorithm's steady-state mean (ss_qdelay_ms()) in the legend.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig13"
-a <- figure_args("ma2019_fig13.R")
+a <- figure_args(EXPERIMENT)
 bin_s <- if (is.na(a$bin_s)) 1 else a$bin_s
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+er <- a$runs
 bbq <- first_valid_run(er, function(r) algorithm_of(r) == "BBQ")
 bbr <- first_valid_run(er, function(r) algorithm_of(r) == "BBR")
 

@@ -11,12 +11,11 @@
 #          the improvement factor mean(BBQ) / mean(BBR); dashed: fair share.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig14"
-a <- figure_args("ma2019_fig14.R")
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+a <- figure_args(EXPERIMENT)
+er <- a$runs
 vals <- values_by_algorithm(er, function(r) tibble(x = as.numeric(r$meta$bottleneck$rate_mbps),
                                                      value = short_flow_share(r, a$warmup_s)))
 p <- if (nrow(vals) == 0) no_valid_run_plot(EXPERIMENT, er) else

@@ -10,12 +10,11 @@
 #          runs; above each x the improvement factor mean(BBQ) / mean(BBR).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig15"
-a <- figure_args("ma2019_fig15.R")
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+a <- figure_args(EXPERIMENT)
+er <- a$runs
 vals <- values_by_algorithm(er, function(r) {
   f <- flows_table(r$meta)
   tibble(x = f$rtt_ms[f$flow == 2], value = ss_share_pct(r, 1, a$warmup_s))

@@ -12,12 +12,11 @@
 #          the fair share 100/(N+1).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig16"
-a <- figure_args("ma2019_fig16.R")
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+a <- figure_args(EXPERIMENT)
+er <- a$runs
 vals <- values_by_algorithm(er, function(r) {
   f <- flows_table(r$meta)
   tibble(x = sum(f$rtt_ms == min(f$rtt_ms)), value = short_flow_share(r, a$warmup_s))

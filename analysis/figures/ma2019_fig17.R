@@ -10,12 +10,11 @@
 #          single runs; numbers: mean(BBQ) / mean(BBR) per group; dashed: fair share.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "load.R"), chdir = TRUE)
-source(file.path(script_dir, "..", "lib", "plot.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig17"
-a <- figure_args("ma2019_fig17.R")
-er <- experiment_runs(a$runs_dir, EXPERIMENT)
+a <- figure_args(EXPERIMENT)
+er <- a$runs
 vals <- values_by_algorithm(er, function(r) {
   f <- flows_table(r$meta)
   tibble(short = min(f$rtt_ms), group = sprintf("%g-%g", min(f$rtt_ms), max(f$rtt_ms)),

@@ -11,7 +11,8 @@
 #          algorithm_of()    "BBR", "BBQ", ... from a run's flows (all flows share it)
 # Inputs:  run objects (analysis/lib/tidy.R), ggplot objects.
 # Outputs: ggplot objects, files.
-# Needs load.R loaded first (tidy.R, metrics.R, output.R).
+# Needs load.R loaded first (tidy.R, metrics.R, output.R); figure scripts source
+# figure.R, which loads both.
 
 suppressPackageStartupMessages({
   library(ggplot2)
@@ -23,11 +24,13 @@ ALGO_COLOURS <- c(BBR = "#0072B2", BBQ = "#D55E00", BBQ_DRAIN = "#009E73", mixed
 CC_NAMES <- c(bbr = "BBR", bbq = "BBQ", bbq_drain = "BBQ_DRAIN", cubic = "CUBIC", reno = "Reno")
 
 # Parsed command line of a figure script (same CLI as ma2019_fig01.R).
-figure_args <- function(script) {
-  args <- script_args(sprintf("%s <runs_dir> <out.pdf> [warmup_s] [bin_s]", script), 2)
+# The script is analysis/figures/<experiment>.R; runs: experiment_runs() of it.
+figure_args <- function(experiment) {
+  args <- script_args(sprintf("%s.R <runs_dir> <out.pdf> [warmup_s] [bin_s]", experiment), 2)
   list(runs_dir = args[1], out_pdf = args[2],
        warmup_s = if (length(args) >= 3) as.numeric(args[3]) else DEFAULT_WARMUP_S,
-       bin_s = if (length(args) >= 4) as.numeric(args[4]) else NA_real_)
+       bin_s = if (length(args) >= 4) as.numeric(args[4]) else NA_real_,
+       runs = experiment_runs(args[1], experiment))
 }
 
 theme_paper <- function(base_size = 10) {
