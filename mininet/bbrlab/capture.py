@@ -33,12 +33,14 @@ import pathlib
 import re
 import struct
 
+from . import shaping
+
 SNAPLEN = 96                      # Ethernet 14 + IPv4 20 + TCP 20..60 (timestamps: 32)
 SENDER_FILTER = "tcp and src net 10.0.1.0/24"
 PCAP_MAGIC = {0xA1B2C3D4: ("<", 1e-6), 0xA1B23C4D: ("<", 1e-9),
               0xD4C3B2A1: (">", 1e-6), 0x4D3CB2A1: (">", 1e-9)}
 LINKTYPE_ETHERNET = 1
-ETH_P_IP = 0x0800
+ETHERTYPE_IPV4 = b"\x08\x00"
 STATS = re.compile(r"(\d+) packets? (captured|received by filter|dropped by kernel)")
 FLOW_QUEUE_COLUMNS = ["t_s", "flow", "backlog_bytes", "backlog_pkts", "drops"]
 
@@ -49,11 +51,12 @@ class CaptureError(RuntimeError):
 
 # --- in the testbed: where to capture ---------------------------------------------------
 
-def enqueue_point(flow_index: int, rtt_on: str, dumbbell, ifb_name) -> str:
-    """Interface whose capture sees flow i's data packets as they reach the bottleneck qdisc."""
+def enqueue_point(flow_index: int, rtt_on: str, dumbbell) -> tuple:
+    """(interface, direction) whose capture sees flow i's data packets as they reach the
+    bottleneck qdisc: sent by its ifb, or received by sw1 from the sender."""
     if rtt_on == "ingress":
-        return ifb_name(flow_index)
-    return dumbbell.sender_side_ports[flow_index]
+        return shaping.ifb_name(flow_index), "out"
+    return dumbbell.sender_side_ports[flow_index], "in"
 
 
 def tcpdump_cmd(dev: str, direction: str, out: str) -> list:
@@ -95,7 +98,7 @@ def read_pcap(path) -> list:
             break                 # truncated last record (capture killed mid-write)
         pkt = data[off:off + incl]
         off += incl
-        if incl < 14 + 20 + 8 or pkt[12:14] != b"\x08\x00" or pkt[23] != 6:
+        if incl < 14 + 20 + 8 or pkt[12:14] != ETHERTYPE_IPV4 or pkt[23] != 6:
             continue
         ihl = (pkt[14] & 0x0F) * 4
         total_len, ip_id = struct.unpack_from("!HH", pkt, 16)

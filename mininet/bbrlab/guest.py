@@ -154,8 +154,8 @@ def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
 
 def start_captures(db, job: dict, raw: pathlib.Path) -> list:
     """tcpdump at the bottleneck queue's entry (one per flow) and exit; waits until each listens."""
-    points = [(f"enq_{f['flow']}", capture.enqueue_point(i, job["rtt_on"], db, shaping.ifb_name),
-               "out" if job["rtt_on"] == "ingress" else "in") for i, f in enumerate(job["flows"])]
+    points = [(f"enq_{f['flow']}", *capture.enqueue_point(i, job["rtt_on"], db))
+              for i, f in enumerate(job["flows"])]
     points.append(("deq", db.bottleneck_intf, "out"))
     procs = []
     for name, dev, direction in points:

@@ -148,8 +148,9 @@ def queue_samples(samples: list) -> list:
 
 
 def queue_rows(samples: list, t0: float, rate_mbps: float) -> list:
+    """Rows of tidy/queue.csv from queue_samples()."""
     rows = []
-    for rec, root in queue_samples(samples):
+    for rec, root in samples:
         qdiscs = rec["qdiscs"]
         # RED's early drops are counted by the leaf only, drop-tail by both: take the larger.
         drops = max(q.get("drops", 0) for q in qdiscs)
@@ -179,7 +180,7 @@ def make_tidy(run_dir: pathlib.Path, job: dict) -> dict:
         n = flow["flow"]
         goodput += goodput_rows(n, read_jsonl(raw / f"sockets_rcv{n}.jsonl"), t0)
         tcp += tcp_rows(n, read_jsonl(raw / f"sockets_snd{n}.jsonl"), t0)
-    qdisc = read_jsonl(raw / "qdisc.jsonl")
+    qdisc = queue_samples(read_jsonl(raw / "qdisc.jsonl"))
     queue = queue_rows(qdisc, t0, job["bottleneck"]["rate_mbps"])
     out = run_dir / "tidy"
     out.mkdir(exist_ok=True)
@@ -188,7 +189,7 @@ def make_tidy(run_dir: pathlib.Path, job: dict) -> dict:
     write_csv(out / "queue.csv", QUEUE_COLUMNS, queue)
     data = {"goodput": goodput, "tcp": tcp, "queue": queue, "timeline": timeline}
     if job.get("capture") == "bottleneck":
-        times = [rec["t"] for rec, _root in queue_samples(qdisc)]
+        times = [rec["t"] for rec, _root in qdisc]
         data["flow_queue"], data["capture"] = capture.flow_backlog_rows(raw, timeline["flows"], t0, times)
         write_csv(out / "flow_queue.csv", capture.FLOW_QUEUE_COLUMNS, data["flow_queue"])
     return data
