@@ -26,8 +26,21 @@ MODULES = "build/modules"
 PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
 
 
+def paper_of(experiment):
+    """A paper's key: the experiment name up to its first underscore (ma2019_fig13 -> ma2019)."""
+    return experiment.split("_", 1)[0]
+
+
+def spec_path(experiment):
+    return f"mininet/specs/{paper_of(experiment)}/{experiment}.yaml"
+
+
+def figure_script(experiment):
+    return f"analysis/figures/{paper_of(experiment)}/{experiment}.R"
+
+
 def jobs_of(experiment):
-    return bbrspec.expand(bbrspec.load(f"mininet/specs/{experiment}.yaml", profile=PROFILE))
+    return bbrspec.expand(bbrspec.load(spec_path(experiment), profile=PROFILE))
 
 
 def runs_of(experiment):
@@ -43,7 +56,7 @@ def modules_of(wildcards):
 
 ALL_RUNS = [r for e in config["experiments"] for r in runs_of(e)]
 FIGURES = [f"{RES}/report/generated/{e}.pdf" for e in config["experiments"]
-           if pathlib.Path(f"analysis/figures/{e}.R").exists()]
+           if pathlib.Path(figure_script(e)).exists()]
 CLAIMS = [f"{RES}/report/generated/claims_{c}.tex" for c in config["claims"]]
 
 
@@ -75,7 +88,7 @@ rule variant_module:
 rule run:
     """One testbed boot: one repetition of one point of one experiment."""
     input:
-        spec="mininet/specs/{experiment}.yaml",
+        spec=lambda wildcards: spec_path(wildcards.experiment),
         kernel=[KERNEL] if BACKEND == "uml" else [],
         modules=modules_of,
     output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
@@ -95,7 +108,7 @@ def experiment_runs(wildcards):
 rule figure:
     input:
         runs=experiment_runs,
-        script="analysis/figures/{experiment}.R",
+        script=lambda wildcards: figure_script(wildcards.experiment),
     output: f"{RES}/report/generated/{{experiment}}.pdf"
     shell: f"Rscript {{input.script}} {RES}/runs/{{wildcards.experiment}} {{output}} {config['warmup_s']}"
 

@@ -1,4 +1,4 @@
-# analysis/lib/plot.R -- shared pieces of the figure scripts (analysis/figures/*.R).
+# analysis/lib/plot.R -- shared pieces of the figure scripts (analysis/figures/<paper>/*.R).
 #
 # What:    figure_args()     the figure CLI: <runs_dir> <out.pdf> [warmup_s] [bin_s]
 #          save_figure()     one ggplot, or several stacked in one figure, written
@@ -24,7 +24,7 @@ ALGO_COLOURS <- c(BBR = "#0072B2", BBQ = "#D55E00", BBQ_DRAIN = "#009E73", mixed
 CC_NAMES <- c(bbr = "BBR", bbq = "BBQ", bbq_drain = "BBQ_DRAIN", cubic = "CUBIC", reno = "Reno")
 
 # Parsed command line of a figure script (same CLI as ma2019_fig01.R).
-# The script is analysis/figures/<experiment>.R; runs: experiment_runs() of it.
+# The script is analysis/figures/<paper>/<experiment>.R; runs: experiment_runs() of it.
 figure_args <- function(experiment) {
   args <- script_args(sprintf("%s.R <runs_dir> <out.pdf> [warmup_s] [bin_s]", experiment), 2)
   list(runs_dir = args[1], out_pdf = args[2],

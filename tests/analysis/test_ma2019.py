@@ -1,6 +1,6 @@
 """Tests of the Ma et al. (2019) analysis: the metrics added to analysis/lib/metrics.R,
 relative claims (analysis/lib/verdict.R), claims/ma2019.csv and every figure script
-analysis/figures/ma2019_*.R, on the synthetic run trees of synth_ma2019.py (values
+analysis/figures/ma2019/ma2019_*.R, on the synthetic run trees of synth_ma2019.py (values
 known by construction)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from test_r_analysis import ANALYSIS, REPO, read_csv_rows, rscript, r_json  # no
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
-FIGURES = sorted(p.stem for p in (ANALYSIS / "figures").glob("ma2019_fig*.R"))
+FIGURES = sorted(p.stem for p in (ANALYSIS / "figures" / "ma2019").glob("ma2019_fig*.R"))
 CLAIM_COLUMNS = ["id", "paper", "source", "text", "value", "unit", "kind", "op", "experiment",
                  "point", "metric", "args", "direction", "ref_experiment", "ref_point", "relation"]
 
@@ -181,7 +181,7 @@ def test_claims_file_ma2019(tree, tmp_path):
 @pytest.mark.parametrize("figure", FIGURES)
 def test_figure_scripts(tree, tmp_path, figure):
     out = tmp_path / "fig" / f"{figure}.pdf"
-    rscript(ANALYSIS / "figures" / f"{figure}.R", tree / "runs" / figure, out, 10)
+    rscript(ANALYSIS / "figures" / "ma2019" / f"{figure}.R", tree / "runs" / figure, out, 10)
     assert out.read_bytes()[:5] == b"%PDF-"
     assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not list(out.parent.glob(".tmp-*"))
@@ -191,7 +191,7 @@ def test_figure_scripts(tree, tmp_path, figure):
 def test_figure_scripts_without_runs(tmp_path, figure):
     (tmp_path / "empty").mkdir()
     out = tmp_path / f"{figure}.pdf"
-    rscript(ANALYSIS / "figures" / f"{figure}.R", tmp_path / "empty", out)
+    rscript(ANALYSIS / "figures" / "ma2019" / f"{figure}.R", tmp_path / "empty", out)
     assert out.read_bytes()[:5] == b"%PDF-" and out.with_suffix(".png").exists()
 
 
@@ -209,8 +209,8 @@ def test_figure_caption_lists_excluded_runs(tree, tmp_path):
 def test_ma2019_specs_have_figures_and_config_entries():
     """Every ma2019 spec has its figure script, and every experiment in a config has a spec."""
     import yaml
-    specs = {p.stem for p in (REPO / "mininet" / "specs").glob("ma2019_*.yaml")}
+    specs = {p.stem for p in (REPO / "mininet" / "specs" / "ma2019").glob("ma2019_*.yaml")}
     assert specs <= set(FIGURES) | {"ma2019_fig01"}
     for profile in ("quick", "paper"):
         config = yaml.safe_load((REPO / "config" / f"{profile}.yaml").read_text())
-        assert set(config["experiments"]) <= specs | {p.stem for p in (REPO / "mininet" / "specs").glob("*.yaml")}
+        assert set(config["experiments"]) <= specs | {p.stem for p in (REPO / "mininet" / "specs").glob("*/*.yaml")}

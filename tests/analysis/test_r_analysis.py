@@ -210,7 +210,7 @@ def test_malformed_claims_are_rejected(tree, tmp_path, bad):
 
 def test_figure_pdf_and_png(tree, tmp_path):
     out = tmp_path / "fig" / "ma2019_fig01.pdf"
-    rscript(ANALYSIS / "figures" / "ma2019_fig01.R", tree / "runs" / "ma2019_fig01", out)
+    rscript(ANALYSIS / "figures" / "ma2019" / "ma2019_fig01.R", tree / "runs" / "ma2019_fig01", out)
     assert out.read_bytes()[:5] == b"%PDF-"
     assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not list(out.parent.glob(".tmp-*"))
@@ -220,7 +220,7 @@ def test_figure_placeholder_without_valid_runs(tmp_path):
     root = tmp_path / "results"
     synth_runs.fig01_run(root, 1, 80.0, 10.0, fidelity_ok=False)
     out = tmp_path / "fig.pdf"
-    rscript(ANALYSIS / "figures" / "ma2019_fig01.R", root, out)
+    rscript(ANALYSIS / "figures" / "ma2019" / "ma2019_fig01.R", root, out)
     assert out.read_bytes()[:5] == b"%PDF-" and out.with_suffix(".png").exists()
 
 
@@ -251,7 +251,7 @@ def test_report_builds(tree, tmp_path):
     report = tmp_path / "report"
     gen = report / "generated"
     rscript(ANALYSIS / "testbed_table.R", tree, gen / "testbed.tex")
-    rscript(ANALYSIS / "figures" / "ma2019_fig01.R", tree, gen / "ma2019_fig01.pdf")
+    rscript(ANALYSIS / "figures" / "ma2019" / "ma2019_fig01.R", tree, gen / "ma2019_fig01.pdf")
     rscript(ANALYSIS / "claims.R", REPO / "claims" / "ma2019.csv", tree, gen / "claims_ma2019.tex")
     rscript(ANALYSIS / "fidelity.R", tree, gen / "fidelity.tex")
     shutil.copy(REPO / "paper" / "report.tex", report)

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig05.R -- Ma et al. (2019) Fig. 5 reproduced: throughput of
+# analysis/figures/ma2019/ma2019_fig05.R -- Ma et al. (2019) Fig. 5 reproduced: throughput of
 # a 10-ms RTT BBR flow (A) and a BBR flow B of 10-200 ms RTT on 100 Mbit/s.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig05.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig05.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "ma2019_fig05" below <runs_dir>; flow B's RTT is the
 #          run.json RTT of flow 2.
 # Outputs: <out.pdf> (6 x 3.4 in) and <out>.png, atomically. x: RTT of flow B (ms);
@@ -11,7 +11,7 @@
 #          Invalid runs are named in the caption.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig05"
 a <- figure_args(EXPERIMENT)

@@ -1,9 +1,9 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig16.R -- Ma et al. (2019) Fig. 16 reproduced: per-flow
+# analysis/figures/ma2019/ma2019_fig16.R -- Ma et al. (2019) Fig. 16 reproduced: per-flow
 # bandwidth share of each 10-ms RTT flow when N of them compete with one 50-ms RTT
 # flow, BBQ vs BBR, 100 Mbit/s.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig16.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig16.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "ma2019_fig16" below <runs_dir>; N = number of flows
 #          with the shortest RTT, the algorithm the flows' congestion control.
 # Outputs: <out.pdf> (6 x 3.4 in) and <out>.png, atomically. y: mean per-flow
@@ -12,7 +12,7 @@
 #          the fair share 100/(N+1).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig16"
 a <- figure_args(EXPERIMENT)

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig01.R -- Ma et al. (2019) Fig. 1 reproduced: goodput over
+# analysis/figures/ma2019/ma2019_fig01.R -- Ma et al. (2019) Fig. 1 reproduced: goodput over
 # time of a 10-ms and a 50-ms RTT BBR flow sharing one bottleneck.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig01.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig01.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
 # Inputs:  every run below <runs_dir> (the runs root or the experiment's directory);
 #          only experiment "ma2019_fig01" is used, and of it the FIRST VALID
 #          repetition (lowest point name, then lowest repetition number).
@@ -15,7 +15,7 @@
 #          so that the report still builds and shows the gap.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 suppressPackageStartupMessages(library(ggplot2))
 
 EXPERIMENT <- "ma2019_fig01"

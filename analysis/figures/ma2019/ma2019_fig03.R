@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig03.R -- Ma et al. (2019) Fig. 3 reproduced: steady-state
+# analysis/figures/ma2019/ma2019_fig03.R -- Ma et al. (2019) Fig. 3 reproduced: steady-state
 # bandwidth share of a 10-ms and a 50-ms RTT BBR flow vs the bottleneck rate.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig03.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig03.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "ma2019_fig03" below <runs_dir> (any number of rates
 #          and repetitions); the rate of a run is its run.json bottleneck.rate_mbps.
 # Outputs: <out.pdf> (6 x 3.4 in) and <out>.png, atomically. x: bottleneck rate
@@ -13,7 +13,7 @@
 #          caption; rates with no valid run are marked "not reproducible" on the axis.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig03"
 a <- figure_args(EXPERIMENT)

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig06.R -- Ma et al. (2019) Fig. 6 reproduced: per-flow
+# analysis/figures/ma2019/ma2019_fig06.R -- Ma et al. (2019) Fig. 6 reproduced: per-flow
 # bandwidth share of one 50-ms RTT BBR flow and of each of N 10-ms RTT BBR flows.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig06.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig06.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "ma2019_fig06" below <runs_dir>; N = number of flows
 #          with the shortest RTT in run.json.
 # Outputs: <out.pdf> (6 x 3.4 in) and <out>.png, atomically. x: number of 10-ms
@@ -12,7 +12,7 @@
 #          points are means over valid repetitions; dashed: fair share 100/(N+1).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig06"
 a <- figure_args(EXPERIMENT)

@@ -1,10 +1,10 @@
 #!/usr/bin/env Rscript
-# analysis/figures/kim2019_bbre_alpha.R -- BBR-E (Kim et al.) sensitivity to its
+# analysis/figures/kim2019/kim2019_bbre_alpha.R -- BBR-E (Kim et al.) sensitivity to its
 # threshold alpha, which the paper does not give: the 10-ms RTT flow's share of
 # a 10 Mbit/s bottleneck against a 100-ms RTT flow, plain BBR and BBR-E with
 # alpha = 1.25, 1.5 (the module default), 2 and 3.
 #
-# Usage:   Rscript analysis/figures/kim2019_bbre_alpha.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/kim2019/kim2019_bbre_alpha.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "kim2019_bbre_alpha" below <runs_dir>; the algorithm
 #          and alpha of a run are read from its run.json spec (flow 1).
 # Outputs: <out.pdf> (6 x 3.2 in) and <out>.png, atomically. Bars: mean steady-state
@@ -12,7 +12,7 @@
 #          runs; dashed: fair share. Invalid runs are named in the caption.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "kim2019_bbre_alpha"
 a <- figure_args(EXPERIMENT)

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig17.R -- Ma et al. (2019) Fig. 17 reproduced: bandwidth share
+# analysis/figures/ma2019/ma2019_fig17.R -- Ma et al. (2019) Fig. 17 reproduced: bandwidth share
 # of the shorter-RTT flow for RTT pairs from 5 to 300 ms, BBQ (alpha = 3 ms) vs BBR.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig17.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig17.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "ma2019_fig17" below <runs_dir>; a run's group is named
 #          after its two flows' RTTs ("20-50"), its algorithm the flows' congestion control.
 # Outputs: <out.pdf> (6 x 3.4 in) and <out>.png, atomically. Bars: mean steady-state
@@ -10,7 +10,7 @@
 #          single runs; numbers: mean(BBQ) / mean(BBR) per group; dashed: fair share.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig17"
 a <- figure_args(EXPERIMENT)

@@ -1,9 +1,9 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig12.R -- Ma et al. (2019) Fig. 12 reproduced: queueing delay
+# analysis/figures/ma2019/ma2019_fig12.R -- Ma et al. (2019) Fig. 12 reproduced: queueing delay
 # and pacing-gain cycling of a 10-ms and a 50-ms RTT flow under the first-cut
 # "drain after probing" variant (congestion control bbq_drain).
 #
-# Usage:   Rscript analysis/figures/ma2019_fig12.R <runs_dir> <out.pdf> [warmup_s] [window_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig12.R <runs_dir> <out.pdf> [warmup_s] [window_s]
 # Inputs:  runs of experiment "ma2019_fig12" below <runs_dir>; the FIRST VALID
 #          repetition is drawn, over window_s seconds (default 2) starting 5 s into
 #          its steady state (warm-up warmup_s after the last flow starts).
@@ -13,7 +13,7 @@
 #              the % of its steady-state samples at 0.75 (gain_time_pct()) in the legend.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig12"
 a <- figure_args(EXPERIMENT)

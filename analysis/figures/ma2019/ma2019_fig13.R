@@ -1,9 +1,9 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig13.R -- Ma et al. (2019) Fig. 13 reproduced: BBQ
+# analysis/figures/ma2019/ma2019_fig13.R -- Ma et al. (2019) Fig. 13 reproduced: BBQ
 # micro-benchmark (10-ms and 50-ms RTT flows, the 10-ms flow leaving before the end)
 # and the queueing delay of BBQ vs BBR.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig13.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig13.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
 # Inputs:  runs of experiment "ma2019_fig13" below <runs_dir>; the first valid BBQ
 #          run and the first valid BBR run (algorithm = the flows' congestion control).
 #          bin_s: goodput and queueing-delay bin (default 1 s).
@@ -15,7 +15,7 @@
 #              algorithm's steady-state mean (ss_qdelay_ms()) in the legend.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig13"
 a <- figure_args(EXPERIMENT)

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig14.R -- Ma et al. (2019) Fig. 14 reproduced: bandwidth share
+# analysis/figures/ma2019/ma2019_fig14.R -- Ma et al. (2019) Fig. 14 reproduced: bandwidth share
 # of a 10-ms RTT flow against a 50-ms RTT flow, BBQ vs BBR, vs the bottleneck rate.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig14.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig14.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "ma2019_fig14" below <runs_dir>; a run's algorithm is
 #          its flows' congestion control (run.json), its rate bottleneck.rate_mbps.
 # Outputs: <out.pdf> (6 x 3.4 in) and <out>.png, atomically. x: bottleneck rate
@@ -11,7 +11,7 @@
 #          the improvement factor mean(BBQ) / mean(BBR); dashed: fair share.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig14"
 a <- figure_args(EXPERIMENT)

@@ -1,9 +1,9 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig04.R -- Ma et al. (2019) Fig. 4 and Table I reproduced:
+# analysis/figures/ma2019/ma2019_fig04.R -- Ma et al. (2019) Fig. 4 and Table I reproduced:
 # bandwidth share and retransmissions of a 10-ms and a 50-ms RTT BBR flow through a
 # RED bottleneck with Table I's parameter sets.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig04.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig04.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "ma2019_fig04" below <runs_dir>; a run's RED set is read
 #          from its spec (bottleneck.aqm max_bytes, probability) and named as in
 #          Table I (RED 1: 0.5 MB / 2 %, RED 2: 0.5 MB / 10 %, RED 3: 0.33 MB / 2 %);
@@ -18,7 +18,7 @@
 #              diamonds: the values published in Table I.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig04"
 # Table I of the paper: retransmissions (pkts) of the 50-ms and the 10-ms flow.

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig07.R -- Ma et al. (2019) Fig. 7 reproduced: goodput of two
+# analysis/figures/ma2019/ma2019_fig07.R -- Ma et al. (2019) Fig. 7 reproduced: goodput of two
 # 5-ms RTT BBR flows that alternately "cheat" by inflating their RTT to 2x the other's.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig07.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig07.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
 # Inputs:  runs of experiment "ma2019_fig07" below <runs_dir>; the FIRST VALID
 #          repetition is drawn; the cheats are the spec's `changes` (run.json).
 #          bin_s: goodput bin (default 1 s).
@@ -10,7 +10,7 @@
 #          each cheat marked by a dotted line annotated with the cheater's new RTT.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig07"
 a <- figure_args(EXPERIMENT)

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig08.R -- Ma et al. (2019) Figs. 8-11 reproduced: the deep
+# analysis/figures/ma2019/ma2019_fig08.R -- Ma et al. (2019) Figs. 8-11 reproduced: the deep
 # dive into the 10-ms vs 50-ms BBR run of Fig. 1 from 12 to 22 s.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig08.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig08.R <runs_dir> <out.pdf> [warmup_s] [bin_s]
 # Inputs:  runs of experiment "ma2019_fig08" below <runs_dir>; the FIRST VALID
 #          repetition is drawn. warmup_s: steady state of the queue shares in the
 #          caption; bin_s: goodput bin (default 0.1 s).
@@ -19,7 +19,7 @@
 #          valid run: a placeholder (exit status 0).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig08"
 WINDOW <- c(12, 22)

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
-# analysis/figures/ma2019_fig15.R -- Ma et al. (2019) Fig. 15 reproduced: bandwidth share
+# analysis/figures/ma2019/ma2019_fig15.R -- Ma et al. (2019) Fig. 15 reproduced: bandwidth share
 # of a 10-ms RTT flow against a flow of 10-200 ms RTT, BBQ vs BBR, 100 Mbit/s.
 #
-# Usage:   Rscript analysis/figures/ma2019_fig15.R <runs_dir> <out.pdf> [warmup_s]
+# Usage:   Rscript analysis/figures/ma2019/ma2019_fig15.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "ma2019_fig15" below <runs_dir>; x is the RTT of the
 #          other flow (flow 2 in run.json), the algorithm the flows' congestion control.
 # Outputs: <out.pdf> (6 x 3.4 in) and <out>.png, atomically. y: steady-state share
@@ -10,7 +10,7 @@
 #          runs; above each x the improvement factor mean(BBQ) / mean(BBR).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-source(file.path(script_dir, "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
 EXPERIMENT <- "ma2019_fig15"
 a <- figure_args(EXPERIMENT)
