@@ -2,15 +2,39 @@
 
     validate SPEC...                  check specs, print their runs
     runs SPEC [--profile P]           list run directories (for the pipeline)
+    labels SPEC... [--profile P] [--out FILE]
+                                      CSV experiment,point,label of the specs' sweep points
     run SPEC --out ROOT [--profile P] [--backend uml|native] [--clock real|virtual]
         [--point NAME] [--rep K] [--kernel PATH]
     check-native                      say whether this host can run the native backend
 """
 import argparse
+import csv
+import io
 import json
+import pathlib
 import sys
 
-from . import backends, runner, spec
+from . import backends, labels, runner, spec
+
+
+def write_labels(paths, profile, out=None) -> None:
+    """experiment,point,label of every sweep point of the specs (labels.py), one row per point."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["experiment", "point", "label"])
+    for path in paths:
+        s = spec.load(path, profile=profile)
+        for point, label in labels.labels_of(s).items():
+            w.writerow([s["name"], point, label])
+    if out is None:
+        sys.stdout.write(buf.getvalue())
+    else:
+        out = pathlib.Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(buf.getvalue())
+        tmp.rename(out)
 
 
 def main(argv=None) -> int:
@@ -22,6 +46,10 @@ def main(argv=None) -> int:
     p_runs = sub.add_parser("runs", help="list the runs of a spec as JSON")
     p_runs.add_argument("spec")
     p_runs.add_argument("--profile")
+    p_lab = sub.add_parser("labels", help="CSV of the sweep points' human labels (experiment,point,label)")
+    p_lab.add_argument("specs", nargs="+")
+    p_lab.add_argument("--profile")
+    p_lab.add_argument("--out", help="write the CSV to this file (atomically) instead of stdout")
     p_run = sub.add_parser("run", help="run a spec's experiments")
     p_run.add_argument("spec")
     p_run.add_argument("--out", required=True, help="results root; runs go to ROOT/<name>/<point>/rep<k>")
@@ -42,6 +70,8 @@ def main(argv=None) -> int:
             jobs = spec.expand(spec.load(args.spec, profile=args.profile))
             print(json.dumps([{"point": j["point"], "repetition": j["repetition"],
                                "dir": str(runner.run_dir_name("", j))} for j in jobs]))
+        elif args.command == "labels":
+            write_labels(args.specs, args.profile, args.out)
         elif args.command == "run":
             extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,

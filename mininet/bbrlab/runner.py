@@ -51,6 +51,7 @@ def run_summary(job: dict, testbed: dict, status: str, error=None) -> dict:
     return {
         "schema": 1, "status": status, "error": error,
         "experiment": job["name"], "point": job["point"], "repetition": job["repetition"],
+        "point_label": job.get("point_label", job["point"]),
         "seed": job["seed"], "profile": job.get("profile"), "spec": job,
         "flows": [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": f["rtt_ms"], "start_s": f["start_s"],
                    "stop_s": f["stop_s"], "label": f["label"], "sender": f"snd{f['flow']}",

@@ -8,7 +8,9 @@ mininet/specs/<paper>/ and the README). Loading it
    cannot express (exactly one buffer size, flow times inside the run, known
    congestion controls whose module parameters agree across flows, ...),
 3. expands sweeps (cartesian product of `sweep` paths), flow `count`s and
-   repetitions into fully resolved run specs, one per testbed boot.
+   repetitions into fully resolved run specs, one per testbed boot; each
+   carries its sweep point's name (`point`) and human label (`point_label`,
+   labels.py, or the spec's `point_labels` override).
 
 Every problem is raised as SpecError naming the file, the field and the
 reason, before anything is booted.
@@ -23,7 +25,7 @@ import re
 import jsonschema
 import yaml
 
-from . import modules, units
+from . import labels, modules, units
 
 SCHEMA = yaml.safe_load((pathlib.Path(__file__).with_name("spec_schema.yaml")).read_text())
 
@@ -99,8 +101,39 @@ def resolve(raw, source="spec", profile=None, overrides=None) -> dict:
     if overrides:
         spec = deep_merge(spec, overrides)
     validate(spec, source)
+    _validate_point_labels(spec, raw, profiles, source)
     spec["profile"] = profile
     return spec
+
+
+def point_names(sweep: dict) -> list:
+    """Names of the points of a sweep (as expand() names them), in run order."""
+    keys = list(sweep or {})
+    names = []
+    for combo in itertools.product(*(sweep[k] for k in keys)):
+        assignment = {}
+        for key, value in zip(keys, combo):
+            assignment.update(_key_assignment(key, value))
+        names.append(_point_name(assignment))
+    return names
+
+
+def _validate_point_labels(spec: dict, raw: dict, profiles: dict, source) -> None:
+    """Every `point_labels` key names a point of the spec's sweep in some profile."""
+    overrides = spec.get("point_labels") or {}
+    if not overrides:
+        return
+    base = {k: v for k, v in raw.items() if k != "profiles"}
+    known = set()
+    for variant in [base] + [deep_merge(base, p) for p in profiles.values() if isinstance(p, dict)]:
+        try:
+            known.update(point_names(variant.get("sweep") or {}))
+        except (TypeError, ValueError):
+            pass    # a malformed profile sweep is reported when that profile is loaded
+    for name in overrides:
+        if name not in known:
+            _fail(source, ["point_labels", name], "is not a sweep point of this spec in any profile"
+                  f" (points: {', '.join(sorted(known)) or 'none'})")
 
 
 def validate(spec: dict, source="spec") -> None:
@@ -204,6 +237,7 @@ def _validate_congestion_controls(spec: dict, source) -> None:
 def _without_sweep(spec):
     spec = dict(spec)
     spec.pop("sweep", None)
+    spec.pop("point_labels", None)
     return spec
 
 
@@ -247,8 +281,9 @@ def _point_name(assignment: dict) -> str:
 def expand(spec: dict) -> list:
     """All runs of a validated spec: sweep points x repetitions, resolved."""
     sweep = spec.get("sweep") or {}
+    overrides = spec.get("point_labels") or {}
     keys = list(sweep)
-    runs = []
+    runs, seen = [], {}
     for combo in itertools.product(*(sweep[k] for k in keys)):
         assignment = {}
         for key, value in zip(keys, combo):
@@ -256,13 +291,20 @@ def expand(spec: dict) -> list:
         point_spec = _without_sweep(spec)
         for key, value in assignment.items():
             point_spec = _set_path(point_spec, key, value)
+        point = _point_name(assignment)
+        label = overrides.get(point) or labels.point_label(assignment, point_spec)
+        if seen.setdefault(label, point) != point:
+            raise SpecError(f"{spec.get('name', 'spec')}: points {seen[label]} and {point} have the same label"
+                            f" {label!r}: give one of them its own in point_labels")
         for rep in range(1, point_spec.get("repetitions", DEFAULTS["repetitions"]) + 1):
-            runs.append(resolve_run(point_spec, _point_name(assignment), rep, assignment))
+            runs.append(resolve_run(point_spec, point, rep, assignment, label))
     return runs
 
 
-def resolve_run(spec: dict, point: str, repetition: int, assignment=None) -> dict:
-    """Fill defaults and derived quantities into one run's spec."""
+def resolve_run(spec: dict, point: str, repetition: int, assignment=None, label=None) -> dict:
+    """Fill defaults and derived quantities into one run's spec.
+
+    The point's label does not enter run_key: relabelling a point is not a new run."""
     run = deep_merge(DEFAULTS, spec)
     run["bottleneck"] = deep_merge(BOTTLENECK_DEFAULTS, spec["bottleneck"])
     run["fidelity"] = deep_merge(FIDELITY_DEFAULTS, spec.get("fidelity", {}))
@@ -287,4 +329,5 @@ def resolve_run(spec: dict, point: str, repetition: int, assignment=None) -> dic
     bn["buffer_bytes_resolved"] = units.buffer_bytes(bn, bn["bdp_rtt_ms"], mtu)
     bn.setdefault("burst_bytes", units.burst_bytes(bn["rate_mbps"], mtu))
     run["run_key"] = hashlib.sha256(json.dumps(run, sort_keys=True).encode()).hexdigest()[:12]
+    run["point_label"] = label or point
     return run
