@@ -7,9 +7,13 @@ import json
 import os
 import pathlib
 import pwd
+import re
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import time
 
 import pytest
 
@@ -36,6 +40,7 @@ def test_two_flow_run_end_to_end(tmp_path, kernel):
     summary = json.loads((run_dir / "run.json").read_text())
     assert summary["status"] == "ok"
     assert summary["testbed"]["backend"] == "uml" and summary["testbed"]["clock"] == "virtual"
+    assert summary["testbed"]["host"] == os.uname().nodename
     assert summary["fidelity"]["valid"], summary["fidelity"]
     assert summary["testbed"]["kernel_release"].startswith("6.1")
     checks = {(c["name"], c["subject"]): c for c in summary["fidelity"]["checks"]}
@@ -187,3 +192,44 @@ def test_native_backend_refuses_clearly_where_the_host_lacks_netem():
     for reason in missing:
         assert reason in res.stderr
     assert "use the default uml backend" in res.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_the_runner_kills_its_testbed(tmp_path, kernel, sig):
+    """`kill -9` (or a job kill's SIGTERM) of `bbrlab run` once the guest is up: no process of
+    the run stays behind, no result looks complete, and the run directory is free for a rerun."""
+    spec_file = write_spec(tmp_path / "k.yaml", TWO_FLOWS.replace("name: e2e", "name: killed")
+                           .replace("duration_s: 20", "duration_s: 30") + "clock: virtual\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "mininet"))
+    runner_proc = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(spec_file), "--out",
+                                    str(tmp_path / "out"), "--kernel", str(kernel)],
+                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = tmp_path / "out" / "killed" / "base"
+    tmp = base / ".rep1.tmp"
+    console = tmp / "raw" / "console.log"
+    try:
+        deadline = time.time() + 120
+        while not (console.exists() and "bbrlab-guest: booted" in console.read_text(errors="replace")):
+            assert time.time() < deadline and runner_proc.poll() is None, "the guest never came up"
+            time.sleep(0.2)
+        uml_dir = re.search(r"uml_dir=(\S+)", console.read_text()).group(1)
+        assert pathlib.Path(uml_dir).is_dir()
+
+        def leftovers():
+            return subprocess.run(["pgrep", "-f", str(tmp)], capture_output=True, text=True).stdout.split()
+        assert len(leftovers()) >= 3          # the tether, the kernel and its guest processes
+        runner_proc.send_signal(sig)
+        runner_proc.wait(timeout=30)
+        deadline = time.time() + 15
+        while leftovers() and time.time() < deadline:
+            time.sleep(0.2)
+        assert leftovers() == [], "processes of the killed run are still there"
+        assert not pathlib.Path(uml_dir).exists()
+        assert not (base / "rep1").exists() and not (base / "rep1.failed").exists()
+        assert not (tmp / "run.json").exists()
+        if sig == signal.SIGTERM:
+            assert not tmp.exists()        # an orderly kill also removes the unfinished run
+    finally:
+        runner_proc.kill()
+        for pid in subprocess.run(["pgrep", "-f", str(tmp)], capture_output=True, text=True).stdout.split():
+            os.kill(int(pid), signal.SIGKILL)

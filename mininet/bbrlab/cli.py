@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import pathlib
+import signal
 import sys
 
 from . import backends, labels, runner, spec
@@ -73,6 +74,9 @@ def main(argv=None) -> int:
         elif args.command == "labels":
             write_labels(args.specs, args.profile, args.out)
         elif args.command == "run":
+            # SIGTERM (a job kill) unwinds like Ctrl-C, so the testbed is killed and the
+            # unfinished run removed; SIGKILL is covered by the backends' tether.
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
             extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
                                  clock=args.clock, only_point=args.point, only_rep=args.rep, **extra)

@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import time
 
@@ -46,6 +47,15 @@ def write_json(path: pathlib.Path, data: dict) -> None:
     tmp.rename(path)
 
 
+def host_info() -> dict:
+    """Where the run ran: the host name and, under a batch scheduler, the job."""
+    info = {"host": socket.gethostname()}
+    if os.environ.get("SLURM_JOB_ID"):
+        info["job"] = {"scheduler": "slurm", "id": os.environ["SLURM_JOB_ID"],
+                       "node": os.environ.get("SLURMD_NODENAME")}
+    return info
+
+
 def run_summary(job: dict, testbed: dict, status: str, error=None) -> dict:
     bn = job["bottleneck"]
     return {
@@ -75,8 +85,14 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     timeout_s = timeout_s or default_timeout(job)
     progress(f"[{job['name']}/{job['point']}/rep{job['repetition']}] booting {backend_name} testbed "
              f"({job['clock']} clock, {job['duration_s']:g} s run, timeout {timeout_s:.0f} s)")
-    result = backend.execute(tmp, job, timeout_s)
-    testbed = dict(backend.describe(), clock=job["clock"], modules=modules.describe(job["modules"]))
+    try:
+        result = backend.execute(tmp, job, timeout_s)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM): the backend has killed the testbed; nothing half-done stays.
+        # (A SIGKILL leaves the hidden directory, which the next attempt of this run removes.)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    testbed = dict(backend.describe(), clock=job["clock"], modules=modules.describe(job["modules"]), **host_info())
     timings = {"wall_s": round(result.wall_s, 3), "host_cpu_s": round(result.cpu_s, 3)}
     error = None
     if result.timed_out:

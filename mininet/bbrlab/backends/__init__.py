@@ -7,7 +7,14 @@
 Both take a prepared run directory (job.json inside) and return a
 GuestResult; the host side (runner.py) does the rest.
 """
+import os
+import pathlib
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
+
+TETHER = pathlib.Path(__file__).with_name("tether.py")
 
 
 class BackendError(RuntimeError):
@@ -21,6 +28,52 @@ class GuestResult:
     wall_s: float
     cpu_s: float               # host CPU seconds (user + system) of the testbed
     console: str               # path of the console log
+
+
+def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=None):
+    """Run `cmd` under a tether (tether.py), output to the open file `out`, at most `timeout_s`.
+
+    The testbed dies with this process however it ends (SIGKILL too: the tether sees
+    the pipe close), and on the timeout. Returns (exit code, rusage of the tether and
+    everything it reaped, timed_out)."""
+    r, w = os.pipe()
+    args = [sys.executable, "-S", str(TETHER), str(r)]
+    if rmtree:
+        args += ["--rmtree", str(rmtree)]
+    if after:
+        args += ["--after", after]
+    try:
+        proc = subprocess.Popen(args + ["--", *map(str, cmd)], stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, pass_fds=(r,), cwd=cwd, env=env)
+    finally:
+        os.close(r)
+    timed_out = False
+    try:
+        deadline = time.time() + timeout_s
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.time() > deadline:
+                timed_out = True
+                os.write(w, b"k")
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.2)
+    except BaseException:
+        # Ctrl-C, SIGTERM turned into SystemExit, ...: the closed pipe tells the tether to kill.
+        os.close(w)
+        w = None
+        try:
+            proc.wait(timeout=30)
+        except BaseException:  # noqa: BLE001 - a second interrupt: the tether still sees the pipe closed
+            pass
+        raise
+    finally:
+        if w is not None:
+            os.close(w)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage, timed_out
 
 
 def get(name: str, **kwargs):

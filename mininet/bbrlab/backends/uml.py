@@ -6,16 +6,17 @@ guest_init.sh (PID 1) mounts tmpfs where the guest writes and the run
 directory read-write. Clock modes: `real` (guest time is host time) and
 `virtual` (UML time-travel: guest computation takes no guest time, so a
 loaded host cannot distort a run; wall time grows instead).
+
+The kernel runs under a tether (tether.py): it dies, with every process it
+started, when the runner dies, however the runner dies.
 """
 import os
 import pathlib
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 
-from . import BackendError, GuestResult
+from . import BackendError, GuestResult, tethered
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
@@ -62,30 +63,13 @@ class UmlBackend:
         uml_dir = tempfile.mkdtemp(prefix="bbrlab-uml-")
         cmd = self.command(run_dir, job.get("clock", "real"), uml_dir)
         start = time.time()
-        timed_out = False
-        with open(console, "wb") as out:
-            out.write(("host: " + " ".join(cmd) + "\n").encode())
-            out.flush()
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=uml_dir)
-            deadline = start + timeout_s
-            while True:
-                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                if time.time() > deadline:
-                    timed_out = True
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    pid, status, usage = os.wait4(proc.pid, 0)
-                    break
-                time.sleep(0.2)
-            proc.returncode = status
-        # UML may leave helper processes behind in its session after a crash.
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        shutil.rmtree(uml_dir, ignore_errors=True)
+            with open(console, "wb") as out:
+                out.write(("host: " + " ".join(cmd) + "\n").encode())
+                out.flush()
+                _code, usage, timed_out = tethered(cmd, out, timeout_s, cwd=uml_dir, rmtree=uml_dir)
+        finally:
+            shutil.rmtree(uml_dir, ignore_errors=True)
         exit_file = run_dir / "guest_exit"
         exit_status = int(exit_file.read_text().strip()) if exit_file.exists() else -1
         if timed_out:
