@@ -1,19 +1,16 @@
 #!/usr/bin/env Rscript
-# analysis/claims.R -- reproduced value and verdict of every claim in a claims file.
+# analysis/claims.R -- reproduced value, interval and verdict of every claim in a claims file.
 #
 # Usage:   Rscript analysis/claims.R <claims.csv> <runs_root> <out.tex> [warmup_s]
 # Inputs:  claims CSV (format: claims/README.md); run.json + tidy/*.csv of every run
 #          below <runs_root>; warmup_s of the steady-state rule (default 10 s).
-# Outputs: <out.tex>  booktabs tabularx fragment (one row per claim) with a note
-#                     giving n, the steady-state window and the tolerance used;
-#          <out>.csv  the same rows for machines (<out.tex> with .csv instead of .tex).
-#          Both written atomically.
+# Outputs: <out.tex>  longtable fragment (one row per claim) with a note giving the
+#                     profile, the repetitions, the steady-state rule and the tolerance;
+#          <out>.csv  the same rows for machines (<out.tex> with .csv instead of .tex),
+#                     plus the columns profile and reps (repetitions per point).
+#          Both written atomically; a malformed claims file writes neither.
 #
-# Verdict (rule in analysis/lib/verdict.R, stated in paper/report.tex): over the valid
-# repetitions, "reproduced" if the mean is within 15 % of the published value (or
-# satisfies a published bound) and the claim's direction, if any, holds;
-# "qualitatively reproduced" if only the direction holds; "not reproduced"
-# otherwise; "not run" without valid runs.
+# The verdict rule is analysis/lib/verdict.R's (stated in paper/sections/verdict_rule.tex).
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "lib", "load.R"), chdir = TRUE)
@@ -22,33 +19,98 @@ args <- script_args("claims.R <claims.csv> <runs_root> <out.tex> [warmup_s]", 3)
 warmup_s <- if (length(args) >= 4) as.numeric(args[4]) else DEFAULT_WARMUP_S
 
 claims <- read_claims(args[1])
-res <- evaluate_claims(claims, read_runs(args[2]), warmup_s)
+runs <- read_runs(args[2])
+res <- evaluate_claims(claims, runs, warmup_s)
+
+# Which profile and how many repetitions per point the claims' experiments ran.
+exp_index <- runs$index[runs$index$experiment %in% c(claims$experiment, claims$ref_experiment), ]
+profile <- paste(sort(unique(na.omit(exp_index$profile))), collapse = "+")
+reps <- if (nrow(exp_index)) max(exp_index$repetition) else NA_integer_
+res$profile <- profile
+res$reps <- reps
 
 # Decimals shown: those of the published value, at least one.
 decimals <- function(v) pmax(1, nchar(sub("^[^.]*\\.?", "", v)))
-dec <- decimals(claims$value)
-fmt <- function(x) mapply(fmt_num, x, dec)
-published <- ifelse(res$kind == "bound", paste(res$op, claims$value), claims$value)
+dec <- ifelse(claims$kind == "trend", 2, decimals(claims$value))
+fmt <- function(x, d) ifelse(is.na(x), "--", formatC(x, format = "f", digits = d))
+op_tex <- c("<" = "$<$", "<=" = "$\\le$", ">" = "$>$", ">=" = "$\\ge$")
+agg_tex <- c(all = "every point: ", min = "min.\\ ", max = "max.\\ ")
 
-rows <- tibble(
-  claim = sprintf("%s: ``%s''", tex_escape(res$source), tex_escape(res$text)),
-  published = sprintf("%s~%s", tex_escape(published), tex_escape(res$unit)),
-  reproduced = ifelse(res$n > 1, sprintf("%s $\\pm$ %s", fmt(res$mean), fmt(res$sd)), fmt(res$mean)),
-  range = ifelse(res$n > 1, sprintf("%s--%s", fmt(res$min), fmt(res$max)), "--"),
-  n = sprintf("%d/%d", res$n, res$n_runs),
-  diff = ifelse(is.na(res$rel_diff_pct), "--", sprintf("$%+.0f$\\,\\%%", res$rel_diff_pct)),
-  verdict = tex_escape(res$verdict))
+published_cell <- function(i) {
+  c <- claims[i, ]
+  unit <- tex_escape(c$unit)
+  if (c$kind == "trend")
+    return(sprintf("%s with %s\\newline ($\\tau %s %s%.1f$)",
+                   if (c$op %in% c("<", "<=")) "falls" else "grows", tex_escape(c$by),
+                   if (c$op %in% c("<", "<=")) "\\le" else "\\ge",
+                   if (c$op %in% c("<", "<=")) "-" else "", TREND_TAU))
+  v <- sprintf("%s~%s", tex_escape(c$value), unit)
+  if (c$kind == "bound") v <- paste(op_tex[[c$op]], v)
+  if (c$aggregate != "") v <- paste0(agg_tex[[c$aggregate]], v)
+  v
+}
+
+reproduced_cell <- function(i) {
+  r <- res[i, ]
+  if (r$n == 0) return("--")
+  d <- dec[i]
+  if (r$kind == "trend")
+    return(sprintf("$\\tau = %.2f$\\newline %s", r$mean, tex_escape(r$direction_points)))
+  v <- fmt(r$mean, d)
+  if (!is.na(r$ci_lo)) v <- sprintf("%s [%s, %s]", v, fmt(r$ci_lo, d), fmt(r$ci_hi, d))
+  if (r$aggregate != "" && r$n_points > 0) v <- sprintf("%s\\newline {\\scriptsize at %s}", v, tex_escape(r$at))
+  v
+}
+
+n_cell <- function(i) {
+  r <- res[i, ]
+  s <- sprintf("%d/%d", r$n, r$n_runs)
+  if (r$aggregate != "") s <- sprintf("%s\\newline %d pts", s, r$n_points)
+  s
+}
+
+claim_cell <- function(i) {
+  r <- res[i, ]
+  s <- sprintf("\\textbf{%s} ``%s''", tex_escape(r$source), tex_escape(r$text))
+  if (r$reading != "") s <- sprintf("%s\\newline {\\itshape\\scriptsize Read as: %s}", s, tex_escape(r$reading))
+  if (r$direction != "" && r$n > 0)
+    s <- sprintf("%s\\newline {\\scriptsize Direction %s: %s}", s,
+                 if (isTRUE(r$direction_holds)) "holds" else "fails",
+                 tex_escape(r$direction))
+  if (r$note != "") s <- sprintf("%s\\newline {\\scriptsize Note: %s}", s, tex_escape(r$note))
+  s
+}
+
+verdict_cell <- function(i) {
+  r <- res[i, ]
+  if (r$strength == "") return(tex_escape(r$verdict))
+  sprintf("%s\\newline {\\scriptsize (%s)}", tex_escape(r$verdict), r$strength)
+}
+
+idx <- seq_len(nrow(res))
+rows <- tibble(claim = vapply(idx, claim_cell, ""), published = vapply(idx, published_cell, ""),
+               reproduced = vapply(idx, reproduced_cell, ""), n = vapply(idx, n_cell, ""),
+               verdict = vapply(idx, verdict_cell, ""))
 
 note <- sprintf(paste(
-  "Reproduced: mean $\\pm$ sd over the valid repetitions; range = min--max; n = valid/all runs",
-  "of the experiment; $\\Delta$ = (mean $-$ published)/published.",
-  "%s. Verdict rule: Section~\\ref{sec:verdict} (tolerance %s\\,\\%%)."),
+  "Profile \\texttt{%s}, up to %s repetition(s) per point.",
+  "Reproduced: mean over the valid runs with its 95\\,\\%% interval in brackets (none for",
+  "$n<2$); relative claims: the ratio of two means, shown as the paper states it.",
+  "For claims over several sweep points, the value shown is the deciding point's",
+  "(named under it); n = valid/all runs (the smallest n of the points), pts = points",
+  "evaluated. %s unless the claim names its own window.",
+  "Verdict rule: Section~\\ref{sec:verdict} (tolerance %s\\,\\%% on the measured quantity;",
+  "robust = the same verdict everywhere inside the intervals)."),
+  tex_escape(if (profile == "") "none" else profile), if (is.na(reps)) "--" else reps,
   tex_escape(steady_rule_text(warmup_s)), format(100 * TOLERANCE))
 
 out_tex <- args[3]
-write_atomic(tabular_lines(rows, paste0("\\begin{tabularx}{\\linewidth}{@{}",
-                                  ">{\\raggedright\\arraybackslash}X",
-                                  "lllrr>{\\raggedright\\arraybackslash}p{2cm}@{}}"),
-                           c("Claim", "Published", "Reproduced", "Range", "n", "$\\Delta$", "Verdict"),
+write_atomic(tabular_lines(rows, paste0("\\begin{longtable}{@{}",
+                                  ">{\\raggedright\\arraybackslash}p{0.43\\linewidth}",
+                                  ">{\\raggedright\\arraybackslash}p{0.14\\linewidth}",
+                                  ">{\\raggedright\\arraybackslash}p{0.16\\linewidth}",
+                                  ">{\\raggedright\\arraybackslash}p{0.07\\linewidth}",
+                                  ">{\\raggedright\\arraybackslash}p{0.12\\linewidth}@{}}"),
+                           c("Claim", "Published", "Reproduced", "n", "Verdict"),
                            note = note), out_tex)
 write_csv_atomic(res, sub("(\\.tex)?$", ".csv", out_tex))

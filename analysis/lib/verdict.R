@@ -1,84 +1,143 @@
-# analysis/lib/verdict.R -- claims files, reproduced values and THE verdict rule.
+# analysis/lib/verdict.R -- claims files, reproduced values, intervals and THE verdict rule.
 #
-# What:    read_claims() reads a claims CSV (format: claims/README.md);
+# What:    read_claims() reads and checks a claims CSV (format: claims/README.md);
 #          evaluate_claim() computes a claim's reproduced value over the valid
-#          repetitions of its experiment and its verdict.
+#          repetitions of the sweep points its sentence covers, a 95 % interval,
+#          the verdict and whether the verdict is robust.
 # Inputs:  a claims CSV; runs from read_runs() (analysis/lib/tidy.R).
 # Outputs: one-row tibbles per claim.
 #
-# VERDICT RULE (one rule for every claim; the report states the same):
-#   Every comparison uses the mean over the valid repetitions (n) of the claim's
-#   experiment and point.
-#   value matches  := kind "exact": |mean - published| <= 15 % of |published|
-#                     kind "bound": mean satisfies the published bound (op value),
-#                                   e.g. mean < 25 (no extra tolerance: the bound
-#                                   is already the paper's margin)
-#   direction holds := the claim's `direction` comparison (e.g. the 50-ms flow's
-#                     goodput > the 10-ms flow's), evaluated on the means of its
-#                     two sides; claims without a direction have none.
-#   RELATIVE claims (a `ref_point` is given; `ref_experiment` defaults to the
-#   claim's experiment) compare the metric on the claim's runs with the same
-#   metric on the reference runs, e.g. BBQ's share over BBR's. Runs are paired
-#   by repetition number (both valid); the reproduced value is `relation` of the
-#   two means over the pairs: "ratio" mean/ref_mean, "pct_change"
-#   100 (mean - ref_mean)/ref_mean, "pct_reduction" 100 (ref_mean - mean)/ref_mean;
-#   sd, min and max are those of the per-pair values, n the number of pairs.
-#   A direction side written ref(<metric call>) is evaluated on the reference runs.
-#   The verdict rule itself is the same.
-#   verdict:
-#     "not run"                   n = 0
-#     "reproduced"                value matches and the direction (if any) holds
-#     "qualitatively reproduced"  value does not match, but the direction holds
-#     "not reproduced"            otherwise (incl. no direction given and no match,
-#                                 or the direction fails)
+# THE VERDICT RULE (one rule for every claim; paper/sections/verdict_rule.tex
+# states the same in words):
+#
+#   Points.   A claim selects the sweep points its sentence covers (`point`: a
+#             point name, `base`, `*`, or conditions such as `f2_rtt_ms>=30`).
+#             Without `aggregate` it must select one point.
+#   Value.    Per point, the MEASURED QUANTITY q is the mean of the metric over
+#             the point's valid runs; for a relative claim (a `ref_point`) it is
+#             the ratio of that mean to the mean over the valid runs of the
+#             reference point (unpaired: repetitions of two points are
+#             independent runs). The DISPLAYED value is q, or for relative
+#             claims `relation` of the ratio: ratio q, pct_change 100 (q - 1),
+#             pct_reduction 100 (1 - q).
+#   Match.    exact: |q - q_pub| <= 15 % of |q_pub|, where q_pub is the published
+#                    value in the measured domain (relative claims: the published
+#                    ratio, 1 + v/100 for pct_change, 1 - v/100 for
+#                    pct_reduction), so the tolerance is always on the measured
+#                    quantity, never on a derived percentage;
+#             bound: the displayed value satisfies `op value` (the bound is the
+#                    paper's own margin; no tolerance is added);
+#             trend: Kendall's tau between the sweep variable `by` and the
+#                    per-point values is <= -0.6 (op "<", falls) or >= 0.6 (op
+#                    ">", grows); needs at least 3 points.
+#   Aggregates (the sentence covers several points):
+#             all  every selected point matches (and its direction holds); the
+#                  value shown is the least favourable point's;
+#             min  / max: the smallest / largest per-point value is compared
+#                  (e.g. "at least 55.2 %", "up to 6.1x"); the direction must hold
+#                  at every selected point.
+#   Direction: the qualitative effect of the sentence, "lhs op rhs" of metric
+#             calls (ref(...) = on the reference runs) or numbers, compared on
+#             the means. A trend's direction is built in: the last point's value
+#             op the first point's.
+#   Verdict:  not run                    no selected point has a valid run
+#             reproduced                 value matches and the direction (if any) holds
+#             qualitatively reproduced   value does not match, the direction holds
+#             not reproduced             otherwise
+#   Interval: 95 %, t-based over the valid runs (relative claims: delta method
+#             for the ratio of two means, t with min(n, n_ref) - 1 degrees of
+#             freedom; directions: paired t on per-run differences, or Welch for
+#             ref(...) sides). Needs n >= 2.
+#   Strength: robust    the verdict is the same for every value inside the
+#                       intervals (of the value and of the direction's
+#                       difference; for aggregates, of every point; for a trend,
+#                       the first and last points' intervals do not overlap)
+#             marginal  the verdict holds on the means only, or n < 2
 
 suppressPackageStartupMessages({
   library(dplyr)
   library(readr)
 })
 
-TOLERANCE <- 0.15        # relative tolerance of "exact" claims
+TOLERANCE <- 0.15        # relative tolerance of "exact" claims, on the measured quantity
 TOL_SLACK <- 1e-9        # float slack so that exactly 15 % still matches
+TREND_TAU <- 0.6         # |Kendall's tau| a trend must reach
+CONF_LEVEL <- 0.95
 COMPARISONS <- c("<", "<=", ">", ">=")
 VERDICTS <- c("reproduced", "qualitatively reproduced", "not reproduced", "not run")
+KINDS <- c("exact", "bound", "trend")
+AGGREGATES <- c("", "all", "min", "max")
 
 CLAIM_REQUIRED <- c("id", "paper", "source", "text", "value", "unit", "experiment", "metric")
-CLAIM_OPTIONAL <- c(args = "", kind = "exact", op = "", point = "base", direction = "",
-                    ref_experiment = "", ref_point = "", relation = "")
-RELATIONS <- list(
-  ratio = function(x, ref) x / ref,
-  pct_change = function(x, ref) 100 * (x - ref) / ref,
-  pct_reduction = function(x, ref) 100 * (ref - x) / ref)
+CLAIM_OPTIONAL <- c(args = "", kind = "exact", op = "", point = "base", aggregate = "", by = "",
+                    window = "", direction = "", ref_experiment = "", ref_point = "",
+                    relation = "", reading = "")
+RELATIONS <- c("ratio", "pct_change", "pct_reduction")
+
+to_display <- function(q, relation) {
+  switch(relation %||% "", ratio = q, pct_change = 100 * (q - 1), pct_reduction = 100 * (1 - q), q)
+}
+to_measured <- function(v, relation) {
+  switch(relation %||% "", ratio = v, pct_change = 1 + v / 100, pct_reduction = 1 - v / 100, v)
+}
+
+# ---- reading and checking a claims file ---------------------------------------
 
 read_claims <- function(path) {
   claims <- read_csv(path, col_types = cols(.default = col_character()), na = character(),
                      progress = FALSE)
   missing <- setdiff(CLAIM_REQUIRED, names(claims))
   if (length(missing)) stop(path, ": missing columns: ", paste(missing, collapse = ", "))
+  unknown <- setdiff(names(claims), c(CLAIM_REQUIRED, names(CLAIM_OPTIONAL)))
+  if (length(unknown)) stop(path, ": unknown columns: ", paste(unknown, collapse = ", "))
   for (col in names(CLAIM_OPTIONAL)) {
     if (!col %in% names(claims)) claims[[col]] <- ""
     claims[[col]][claims[[col]] == ""] <- CLAIM_OPTIONAL[[col]]
   }
-  claims$published <- as.numeric(claims$value)
   relative <- claims$ref_point != ""
   claims$ref_experiment[relative & claims$ref_experiment == ""] <-
     claims$experiment[relative & claims$ref_experiment == ""]
   claims$relation[relative & claims$relation == ""] <- "ratio"
-  bad <- with(claims, is.na(published) | !kind %in% c("exact", "bound") |
-                (kind == "bound" & !op %in% COMPARISONS) | duplicated(id) |
-                (relative & !relation %in% names(RELATIONS)) |
-                (!relative & (relation != "" | ref_experiment != "")))
-  if (any(bad)) stop(path, ": bad value/kind/op or duplicate id in claims: ",
-                     paste(claims$id[bad], collapse = ", "))
-  for (i in seq_len(nrow(claims))) {  # fail early on malformed expressions
-    claim_call(claims[i, ])
-    if (claims$direction[i] != "") {
-      d <- parse_direction(claims$direction[i])
-      if (!relative[i] && (is_ref_side(d$lhs) || is_ref_side(d$rhs)))
-        stop(path, ": claim ", claims$id[i], ": ref(...) in a direction needs a ref_point")
-    }
+  claims$published <- suppressWarnings(as.numeric(claims$value))
+  for (i in seq_len(nrow(claims))) {
+    problem <- claim_problem(claims[i, ], relative[i])
+    if (!is.null(problem)) stop(path, ": claim ", claims$id[i], ": ", problem)
   }
+  dup <- claims$id[duplicated(claims$id)]
+  if (length(dup)) stop(path, ": duplicate ids: ", paste(dup, collapse = ", "))
   claims
+}
+
+# NULL when the claim row is well formed, else what is wrong.
+claim_problem <- function(c, relative) {
+  if (!c$kind %in% KINDS) return(sprintf("kind '%s' is not one of %s", c$kind, paste(KINDS, collapse = ", ")))
+  if (c$kind != "exact" && !c$op %in% COMPARISONS)
+    return(sprintf("a %s claim needs op (one of %s)", c$kind, paste(COMPARISONS, collapse = " ")))
+  if (c$kind == "trend") {
+    if (c$value != "") return("a trend claim takes no value (the rule sets |tau| >= 0.6)")
+    if (c$by == "") return("a trend claim needs `by`, the sweep variable")
+    if (c$aggregate != "") return("a trend claim takes no aggregate")
+    if (c$direction != "") return("a trend's direction is built in (last vs first point)")
+  } else if (is.na(c$published)) return(sprintf("value '%s' is not a number", c$value))
+  if (!c$aggregate %in% AGGREGATES) return(sprintf("aggregate '%s' is not all, min or max", c$aggregate))
+  if (c$by != "" && c$kind != "trend") return("`by` is for trend claims")
+  if (relative && !c$relation %in% RELATIONS)
+    return(sprintf("relation '%s' is not one of %s", c$relation, paste(RELATIONS, collapse = ", ")))
+  if (!relative && (c$relation != "" || c$ref_experiment != ""))
+    return("relation / ref_experiment need a ref_point")
+  err <- tryCatch({
+    claim_call(c)
+    parse_selector(c$point)
+    if (relative) parse_overrides(c$ref_point)
+    parse_window(c$window)
+    if (c$direction != "") {
+      d <- parse_direction(c$direction)
+      if (!relative && (is_ref_side(d$lhs) || is_ref_side(d$rhs)))
+        stop("ref(...) in a direction needs a ref_point")
+    }
+    NULL
+  }, error = function(e) conditionMessage(e))
+  err
 }
 
 # A metric call such as ss_goodput_mbps(flow = 2): only functions in METRICS,
@@ -115,117 +174,362 @@ parse_direction <- function(text) {
 
 is_ref_side <- function(side) isTRUE(attr(side, "ref"))
 
-eval_metric_call <- function(call, run, warmup_s) {
-  if (is.numeric(call)) return(call)
-  do.call(as.character(call[[1]]), c(list(run), as.list(call)[-1], list(warmup_s = warmup_s)))
+# ---- sweep points ---------------------------------------------------------------
+
+# Key/value pairs of a point name ("rate_mbps=10__f2_rtt_ms=30"); "base" has none.
+point_values <- function(point) {
+  if (point == "base") return(character())
+  parts <- strsplit(point, "__", fixed = TRUE)[[1]]
+  eq <- regexpr("=", parts, fixed = TRUE)
+  setNames(substring(parts, eq + 1), substring(parts, 1, eq - 1))
 }
 
-compare <- function(a, op, b) match.fun(op)(a, b)
-
-value_matches <- function(mean, published, kind, op) {
-  if (kind == "exact") abs(mean - published) <= TOLERANCE * abs(published) + TOL_SLACK
-  else compare(mean, op, published)
+# A point selector: "base", "*", a point name without operators (that point), or
+# conditions "key op value" joined by "__" or "&" (op one of = != < <= > >=;
+# numbers compare as numbers).
+parse_selector <- function(text) {
+  if (text %in% c("base", "*") || grepl("^[A-Za-z0-9_.-]+$", text)) return(text)
+  conds <- trimws(strsplit(text, "__|&")[[1]])
+  m <- regmatches(conds, regexec("^([A-Za-z0-9_]+)\\s*(<=|>=|!=|=|<|>)\\s*([^<>=!]+)$", conds))
+  if (length(conds) == 0 || any(lengths(m) != 4))
+    stop("point must be base, * or conditions like f2_rtt_ms>=30 joined by __ or &: ", text)
+  data.frame(key = vapply(m, `[`, "", 2), op = vapply(m, `[`, "", 3),
+             value = trimws(vapply(m, `[`, "", 4)), stringsAsFactors = FALSE)
 }
 
-# THE verdict rule (see header). direction_holds: TRUE/FALSE, NA = no direction.
-claim_verdict <- function(n, mean, published, kind, op, direction_holds) {
-  if (n == 0 || is.na(mean)) return("not run")
-  if (value_matches(mean, published, kind, op) && !isFALSE(direction_holds)) return("reproduced")
+point_matches <- function(point, selector) {
+  sel <- parse_selector(selector)
+  if (identical(sel, "*")) return(TRUE)
+  if (is.character(sel)) return(point == sel)
+  pv <- point_values(point)
+  all(vapply(seq_len(nrow(sel)), function(i) {
+    k <- sel$key[i]
+    if (!k %in% names(pv)) return(FALSE)
+    a <- suppressWarnings(as.numeric(pv[[k]]))
+    b <- suppressWarnings(as.numeric(sel$value[i]))
+    op <- if (sel$op[i] == "=") "==" else sel$op[i]
+    if (!is.na(a) && !is.na(b)) return(match.fun(op)(a, b))
+    if (!op %in% c("==", "!=")) stop("cannot order non-numbers: ", selector)
+    match.fun(op)(pv[[k]], sel$value[i])
+  }, TRUE))
+}
+
+# A reference point: "base", or key=value overrides joined by "__" applied to the
+# claim's point (a full point name overrides every key).
+parse_overrides <- function(text) {
+  if (grepl("^[A-Za-z0-9_.-]+$", text)) return(text)   # base, or a point's name
+  sel <- parse_selector(text)
+  if (!is.data.frame(sel) || any(sel$op != "=")) stop("ref_point must be base or key=value pairs: ", text)
+  setNames(sel$value, sel$key)
+}
+
+# A predicate on point names: is it the reference point of `point`?
+is_ref_point_of <- function(point, ref_point) {
+  ov <- parse_overrides(ref_point)
+  if (is.null(names(ov))) return(function(p) p == ov)
+  target <- point_values(point)
+  target[names(ov)] <- ov
+  function(p) p != "base" && same_values(point_values(p), target)
+}
+
+same_values <- function(a, b) length(a) == length(b) && setequal(names(a), names(b)) &&
+  all(a[names(b)] == b)
+
+# ---- statistics ------------------------------------------------------------------
+
+tq <- function(df) stats::qt(1 - (1 - CONF_LEVEL) / 2, df)
+
+t_interval <- function(x) {
+  n <- length(x)
+  if (n < 2) return(c(NA_real_, NA_real_))
+  h <- tq(n - 1) * stats::sd(x) / sqrt(n)
+  mean(x) + c(-h, h)
+}
+
+# Ratio of two independent means, delta method.
+ratio_interval <- function(x, y) {
+  nx <- length(x); ny <- length(y)
+  if (min(nx, ny) < 2 || mean(y) == 0) return(c(NA_real_, NA_real_))
+  mx <- mean(x); my <- mean(y)
+  se <- sqrt(stats::var(x) / nx / my^2 + mx^2 * stats::var(y) / ny / my^4)
+  mx / my + c(-1, 1) * tq(min(nx, ny) - 1) * se
+}
+
+# Difference of two independent means, Welch.
+welch_interval <- function(x, y) {
+  nx <- length(x); ny <- length(y)
+  if (min(nx, ny) < 2) return(c(NA_real_, NA_real_))
+  vx <- stats::var(x) / nx; vy <- stats::var(y) / ny
+  df <- (vx + vy)^2 / (vx^2 / (nx - 1) + vy^2 / (ny - 1))
+  if (!is.finite(df)) df <- min(nx, ny) - 1
+  mean(x) - mean(y) + c(-1, 1) * tq(df) * sqrt(vx + vy)
+}
+
+# How a comparison "x op b" fares over an interval [lo, hi] of x:
+# "all" (holds everywhere), "none" (nowhere), "mixed", or "unknown" (no interval).
+interval_status <- function(lo, hi, op, b) {
+  if (is.na(lo) || is.na(hi)) return("unknown")
+  f <- match.fun(op)
+  if (f(lo, b) && f(hi, b)) "all" else if (!f(lo, b) && !f(hi, b)) "none" else "mixed"
+}
+
+band_status <- function(lo, hi, q_pub) {
+  if (is.na(lo) || is.na(hi)) return("unknown")
+  band <- q_pub + c(-1, 1) * (TOLERANCE * abs(q_pub) + TOL_SLACK)
+  if (lo >= band[1] && hi <= band[2]) "all" else if (hi < band[1] || lo > band[2]) "none" else "mixed"
+}
+
+# Status of "all points": "none" if any point is none, "all" if all are all.
+combine_all <- function(s) {
+  if (any(s == "none")) "none" else if (all(s == "all")) "all" else if (any(s == "unknown")) "unknown" else "mixed"
+}
+
+value_matches <- function(q, q_pub, kind, op, display, published) {
+  if (kind == "exact") abs(q - q_pub) <= TOLERANCE * abs(q_pub) + TOL_SLACK
+  else match.fun(op)(display, published)
+}
+
+# THE verdict rule on the means (see header). direction_holds: TRUE/FALSE, NA = none.
+claim_verdict <- function(n, matches, direction_holds) {
+  if (n == 0 || is.na(matches)) return("not run")
+  if (matches && !isFALSE(direction_holds)) return("reproduced")
   if (isTRUE(direction_holds)) return("qualitatively reproduced")
   "not reproduced"
 }
 
-# Per-run values of a metric call (numeric constants pass through); NA for
-# runs that are not valid (they are never evaluated).
-per_run_values <- function(call, runs, warmup_s) {
-  vapply(runs, function(r) if (r$key$valid) eval_metric_call(call, r, warmup_s) else NA_real_, 0)
+claim_strength <- function(verdict, n, match_status, direction_status) {
+  if (verdict == "not run") return("")
+  decided <- c("all", "none")
+  if (n >= 2 && match_status %in% decided && (is.na(direction_status) || direction_status %in% decided))
+    "robust" else "marginal"
 }
 
-valid_mean <- function(call, runs, warmup_s) {
-  v <- per_run_values(call, runs, warmup_s)
-  if (all(is.na(v))) NA_real_ else mean(v, na.rm = TRUE)
-}
+# ---- evaluating one point ----------------------------------------------------------
 
-run_reps <- function(rs) vapply(rs, function(r) as.integer(r$key$repetition), 0L)
-
-# Pairs the runs of two selections by repetition number, keeping the repetitions
-# valid in both: list(repetition, pick), pick(rs, call) giving the metric call's
-# values on rs's runs of those repetitions, in that order.
-pair_runs <- function(sel, ref, warmup_s) {
-  valid <- function(rs) vapply(rs, function(r) isTRUE(r$key$valid), TRUE)
-  common <- sort(intersect(run_reps(sel)[valid(sel)], run_reps(ref)[valid(ref)]))
-  pick <- function(rs, call) per_run_values(call, rs[match(common, run_reps(rs))], warmup_s)
-  list(repetition = common, pick = pick)
-}
-
-evaluate_relative_claim <- function(claim, runs, warmup_s) {
-  sel <- select_runs(runs, claim$experiment, claim$point)
-  ref <- select_runs(runs, claim$ref_experiment, claim$ref_point)
-  pv <- pair_runs(sel, ref, warmup_s)
-  call <- claim_call(claim)
-  x <- pv$pick(sel, call)
-  y <- pv$pick(ref, call)
-  ok <- !is.na(x) & !is.na(y)
-  x <- x[ok]
-  y <- y[ok]
-  rel <- RELATIONS[[claim$relation]]
-  n <- length(x)
-  value <- if (n > 0) rel(mean(x), mean(y)) else NA_real_
-  pairs <- rel(x, y)
-  holds <- NA
-  dir_runs <- ""
-  if (claim$direction != "" && n > 0) {
-    d <- parse_direction(claim$direction)
-    side_vals <- function(side) {
-      if (is.numeric(side)) return(rep(side, length(pv$repetition)))
-      pv$pick(if (is_ref_side(side)) ref else sel, side)
-    }
-    lhs <- side_vals(d$lhs)[ok]
-    rhs <- side_vals(d$rhs)[ok]
-    holds <- compare(mean(lhs), d$op, mean(rhs))
-    each <- compare(lhs, d$op, rhs)
-    dir_runs <- sprintf("%d/%d", sum(each, na.rm = TRUE), sum(!is.na(each)))
+# Value of a metric call (or number) on one run, with the claim's window; NA with
+# attribute `reason` when the run does not cover the window.
+run_value <- function(call, run, window_text, warmup_s) {
+  if (is.numeric(call)) return(call)
+  args <- c(list(run), as.list(call)[-1], list(warmup_s = warmup_s))
+  if (window_text != "") {
+    w <- claim_window(run, window_text, warmup_s)
+    if (anyNA(w)) return(structure(NA_real_, reason = attr(w, "reason")))
+    args$window <- w
   }
-  n_runs <- length(union(run_reps(sel), run_reps(ref)))
-  list(n = n, n_runs = n_runs, mean = value,
-       sd = if (n > 1) stats::sd(pairs) else NA_real_,
-       min = if (n > 0) min(pairs) else NA_real_, max = if (n > 0) max(pairs) else NA_real_,
-       holds = holds, dir_runs = dir_runs)
+  as.numeric(do.call(as.character(call[[1]]), args))
+}
+
+valid_runs <- function(rs) Filter(function(r) isTRUE(r$key$valid), rs)
+
+# Values of `call` over runs (valid only), with the reasons of NA values.
+values_of <- function(call, rs, window_text, warmup_s) {
+  v <- lapply(rs, function(r) run_value(call, r, window_text, warmup_s))
+  reasons <- unique(unlist(lapply(v, attr, "reason")))
+  x <- vapply(v, function(a) as.numeric(a), 0)
+  list(x = x, reasons = reasons)
+}
+
+run_label <- function(rs, point) {
+  if (length(rs) == 0) return(point)
+  as.character(rs[[1]]$meta$point_label %||% point)
+}
+
+# Everything one point contributes: measured value and interval, displayed value,
+# direction on the means and its interval, notes.
+point_stats <- function(claim, point, runs, warmup_s) {
+  all_sel <- select_runs(runs, claim$experiment, point)
+  sel <- valid_runs(all_sel)
+  call <- claim_call(claim)
+  relative <- claim$ref_point != ""
+  notes <- character()
+  xs <- values_of(call, sel, claim$window, warmup_s)
+  notes <- c(notes, xs$reasons)
+  ok <- !is.na(xs$x)
+  x <- xs$x[ok]
+  sel_ok <- sel[ok]
+  ref_ok <- list()
+  n_runs <- length(all_sel)
+  if (relative) {
+    is_ref <- is_ref_point_of(point, claim$ref_point)
+    all_ref <- Filter(function(r) r$key$experiment == claim$ref_experiment && is_ref(r$key$point),
+                      runs$runs)
+    ys <- values_of(call, valid_runs(all_ref), claim$window, warmup_s)
+    notes <- c(notes, ys$reasons)
+    y <- ys$x[!is.na(ys$x)]
+    ref_ok <- valid_runs(all_ref)[!is.na(ys$x)]
+    n_runs <- n_runs + length(all_ref)
+    n <- min(length(x), length(y))
+    q <- if (n > 0) mean(x) / mean(y) else NA_real_
+    qi <- ratio_interval(x, y)
+    if (claim$ref_experiment != claim$experiment && n > 0)
+      notes <- c(notes, window_mismatch(sel_ok[[1]], ref_ok[[1]], claim$window, warmup_s))
+  } else {
+    n <- length(x)
+    q <- if (n > 0) mean(x) else NA_real_
+    qi <- t_interval(x)
+  }
+  display <- to_display(q, claim$relation)
+  di <- sort(to_display(qi, claim$relation))
+  if (length(di) < 2) di <- c(NA_real_, NA_real_)
+  dir <- if (claim$direction != "" && n > 0)
+    point_direction(parse_direction(claim$direction), sel_ok, ref_ok, claim$window, warmup_s)
+  if (claim$metric == "retrans_pkts" && n > 0) notes <- c(notes, retrans_note(claim, sel_ok))
+  list(point = point, label = run_label(all_sel, point), n = n, n_runs = n_runs,
+       q = q, q_lo = qi[1], q_hi = qi[2], value = display, lo = di[1], hi = di[2],
+       sd = if (!relative && n > 1) stats::sd(x) else NA_real_,
+       min = if (!relative && n > 0) min(x) else NA_real_,
+       max = if (!relative && n > 0) max(x) else NA_real_,
+       x = x, dir = dir, notes = unique(notes))
+}
+
+# Direction on one point: holds on the means, and the status of the difference
+# lhs - rhs over its interval (paired per run when both sides are on the same runs).
+point_direction <- function(d, sel, ref, window_text, warmup_s) {
+  side <- function(s) {
+    if (is.numeric(s)) return(NULL)
+    values_of(s, if (is_ref_side(s)) ref else sel, window_text, warmup_s)$x
+  }
+  lhs <- side(d$lhs); rhs <- side(d$rhs)
+  mean_of <- function(v, s) if (is.null(v)) s else mean(v, na.rm = TRUE)
+  holds <- match.fun(d$op)(mean_of(lhs, d$lhs), mean_of(rhs, d$rhs))
+  paired <- !is.null(lhs) && !is.null(rhs) && is_ref_side(d$lhs) == is_ref_side(d$rhs)
+  di <- if (is.null(lhs)) -rev(t_interval(rhs[!is.na(rhs)])) + d$lhs
+    else if (is.null(rhs)) t_interval(lhs[!is.na(lhs)]) - d$rhs
+    else if (paired) t_interval((lhs - rhs)[!is.na(lhs - rhs)])
+    else welch_interval(lhs[!is.na(lhs)], rhs[!is.na(rhs)])
+  list(holds = isTRUE(holds), status = interval_status(di[1], di[2], d$op, 0))
+}
+
+window_mismatch <- function(run, ref_run, window_text, warmup_s) {
+  w <- function(r) if (window_text != "") claim_window(r, window_text, warmup_s) else steady_window(r, warmup_s)
+  a <- w(run); b <- w(ref_run)
+  if (anyNA(c(a, b)) || abs(diff(a) - diff(b)) <= 1) return(character())
+  sprintf("windows differ: %.0f-%.0f s vs reference %.0f-%.0f s", a[[1]], a[[2]], b[[1]], b[[2]])
+}
+
+retrans_note <- function(claim, rs) {
+  per_s <- as.list(claim_call(claim))$per_s
+  flow <- as.list(claim_call(claim))$flow
+  if (is.null(per_s)) return(character())
+  ext <- vapply(rs, function(r) retrans_extrapolated(r, flow, per_s), TRUE)
+  if (!any(ext)) return(sprintf("counted over whole %s-s flows", format(per_s)))
+  life <- flow_life(rs[[which(ext)[1]]], flow)
+  sprintf("extrapolated to %s s from %s-s flows", format(per_s), format(life[["stop"]] - life[["start"]]))
+}
+
+# ---- evaluating a claim ---------------------------------------------------------------
+
+claim_points <- function(claim, runs) {
+  pts <- unique(runs$index$point[runs$index$experiment == claim$experiment])
+  pts[vapply(pts, point_matches, TRUE, selector = claim$point)]
 }
 
 evaluate_claim <- function(claim, runs, warmup_s = DEFAULT_WARMUP_S) {
-  if (claim$ref_point != "") {
-    a <- evaluate_relative_claim(claim, runs, warmup_s)
-    return(claim_row(claim, a$n, a$n_runs, a$mean, a$sd, a$min, a$max, a$holds, a$dir_runs,
-                     warmup_s))
+  points <- claim_points(claim, runs)
+  if (length(points) > 1 && claim$aggregate == "" && claim$kind != "trend")
+    stop("claim ", claim$id, ": point '", claim$point, "' selects ", length(points),
+         " points (", paste(points, collapse = ", "), "); give an aggregate")
+  stats <- lapply(points, point_stats, claim = claim, runs = runs, warmup_s = warmup_s)
+  n_runs <- sum(vapply(stats, `[[`, 0L, "n_runs"))
+  notes <- unique(unlist(lapply(stats, `[[`, "notes")))
+  stats <- Filter(function(s) s$n > 0, stats)
+  a <- if (length(stats) == 0) NULL
+    else if (claim$kind == "trend") aggregate_trend(claim, stats)
+    else aggregate_points(claim, stats)
+  if (is.null(a)) {
+    if (claim$kind == "trend" && length(stats) > 0)
+      notes <- c(notes, sprintf("a trend needs >= 3 points; this profile ran %d", length(stats)))
+    return(claim_row(claim, list(n = 0L, n_runs = n_runs, n_points = length(stats)), notes, warmup_s))
   }
-  sel <- select_runs(runs, claim$experiment, claim$point)
-  keys <- bind_rows(tibble(valid = logical()), lapply(sel, `[[`, "key"))
-  keys$value <- per_run_values(claim_call(claim), sel, warmup_s)
-  agg <- aggregate_valid(keys, "value")
-  holds <- NA
-  dir_runs <- ""
-  if (claim$direction != "" && agg$n > 0) {
-    d <- parse_direction(claim$direction)
-    holds <- compare(valid_mean(d$lhs, sel, warmup_s), d$op, valid_mean(d$rhs, sel, warmup_s))
-    each <- compare(per_run_values(d$lhs, sel, warmup_s), d$op, per_run_values(d$rhs, sel, warmup_s))
-    dir_runs <- sprintf("%d/%d", sum(each, na.rm = TRUE), sum(!is.na(each)))
-  }
-  claim_row(claim, agg$n, nrow(keys), agg$mean, agg$sd, agg$min, agg$max, holds, dir_runs,
-            warmup_s)
+  a$n_runs <- n_runs
+  claim_row(claim, a, notes, warmup_s)
 }
 
-claim_row <- function(claim, n, n_runs, mean, sd, min, max, holds, dir_runs, warmup_s) {
+aggregate_points <- function(claim, stats) {
+  q_pub <- to_measured(claim$published, claim$relation)
+  val <- vapply(stats, `[[`, 0, "value")
+  pick <- switch(claim$aggregate,
+    min = which.min(val), max = which.max(val),
+    all = if (claim$kind == "exact") which.max(abs(vapply(stats, `[[`, 0, "q") - q_pub))
+          else if (claim$op %in% c("<", "<=")) which.max(val) else which.min(val),
+    1L)
+  s <- stats[[pick]]
+  lo <- vapply(stats, `[[`, 0, "lo"); hi <- vapply(stats, `[[`, 0, "hi")
+  status_of <- function(x) if (claim$kind == "exact")
+    band_status(sort(to_measured(c(x$lo, x$hi), claim$relation))[1],
+                sort(to_measured(c(x$lo, x$hi), claim$relation))[2], q_pub)
+    else interval_status(x$lo, x$hi, claim$op, claim$published)
+  matches_of <- function(x) value_matches(x$q, q_pub, claim$kind, claim$op, x$value, claim$published)
+  if (claim$aggregate %in% c("min", "max")) {
+    f <- match.fun(claim$aggregate)
+    ext <- list(lo = f(lo), hi = f(hi))
+    if (anyNA(c(lo, hi))) ext <- list(lo = NA_real_, hi = NA_real_)
+    matches <- matches_of(s)
+    match_status <- status_of(ext)
+    ci <- c(ext$lo, ext$hi)
+  } else {
+    matches <- all(vapply(stats, matches_of, TRUE))
+    match_status <- combine_all(vapply(stats, status_of, ""))
+    ci <- c(s$lo, s$hi)
+  }
+  dirs <- lapply(stats, `[[`, "dir")
+  has_dir <- claim$direction != ""
+  holds <- if (has_dir) all(vapply(dirs, `[[`, TRUE, "holds")) else NA
+  dir_status <- if (has_dir) combine_all(vapply(dirs, `[[`, "", "status")) else NA_character_
+  n_dir <- if (has_dir) sprintf("%d/%d", sum(vapply(dirs, `[[`, TRUE, "holds")), length(dirs)) else ""
+  list(n = min(vapply(stats, `[[`, 0L, "n")), n_points = length(stats), value = s$value,
+       lo = ci[1], hi = ci[2], sd = s$sd, min = s$min, max = s$max, at = s$label,
+       matches = matches, match_status = match_status, holds = holds, dir_status = dir_status,
+       direction_points = n_dir, tau = NA_real_)
+}
+
+aggregate_trend <- function(claim, stats) {
+  if (length(stats) < 3) return(NULL)
+  x <- vapply(stats, function(s) as.numeric(point_values(s$point)[[claim$by]] %||% NA), 0)
+  if (anyNA(x)) stop("claim ", claim$id, ": a selected point has no numeric '", claim$by, "'")
+  ord <- order(x)
+  stats <- stats[ord]; x <- x[ord]
+  y <- vapply(stats, `[[`, 0, "value")
+  tau <- suppressWarnings(stats::cor(x, y, method = "kendall"))
+  tau <- if (is.na(tau)) 0 else tau
+  matches <- if (claim$op %in% c("<", "<=")) tau <= -TREND_TAU else tau >= TREND_TAU
+  first <- stats[[1]]; last <- stats[[length(stats)]]
+  holds <- match.fun(claim$op)(last$value, first$value)
+  ends <- if (claim$ref_point == "") welch_interval(last$x, first$x)
+    else c(NA_real_, NA_real_)   # ratios: compare the two ratios' intervals instead
+  dir_status <- if (claim$ref_point == "") interval_status(ends[1], ends[2], claim$op, 0)
+    else if (is.na(last$lo) || is.na(first$lo)) "unknown"
+    else if (last$hi < first$lo || last$lo > first$hi) (if (holds) "all" else "none") else "mixed"
+  match_status <- if (dir_status %in% c("all", "none")) (if (matches) "all" else "none") else "mixed"
+  list(n = min(vapply(stats, `[[`, 0L, "n")), n_points = length(stats), value = tau,
+       lo = NA_real_, hi = NA_real_, sd = NA_real_, min = NA_real_, max = NA_real_,
+       at = sprintf("%s: %s to %s", claim$by, format(x[1]), format(x[length(x)])),
+       matches = matches, match_status = match_status, holds = holds, dir_status = dir_status,
+       direction_points = sprintf("%.3g -> %.3g", first$value, last$value), tau = tau,
+       first = first$value, last = last$value)
+}
+
+claim_row <- function(claim, a, notes, warmup_s) {
+  n <- a$n %||% 0L
+  verdict <- if (n == 0) "not run" else claim_verdict(n, a$matches, a$holds)
+  num <- function(name) if (is.null(a[[name]])) NA_real_ else as.numeric(a[[name]])
+  chr <- function(name) if (is.null(a[[name]])) "" else as.character(a[[name]])
   tibble(id = claim$id, paper = claim$paper, source = claim$source, text = claim$text,
-         experiment = claim$experiment, point = claim$point, metric = claim$metric,
-         args = claim$args, kind = claim$kind, op = claim$op, published = claim$published,
-         unit = claim$unit, n = n, n_runs = n_runs, mean = mean, sd = sd,
-         min = min, max = max,
-         rel_diff_pct = 100 * (mean - claim$published) / abs(claim$published),
-         direction = claim$direction, direction_holds = holds, direction_runs = dir_runs,
-         verdict = claim_verdict(n, mean, claim$published, claim$kind, claim$op, holds),
-         ref_experiment = claim$ref_experiment, ref_point = claim$ref_point,
-         relation = claim$relation,
+         reading = claim$reading, experiment = claim$experiment, point = claim$point,
+         aggregate = if (claim$kind == "trend") "trend" else claim$aggregate,
+         by = claim$by, window = claim$window, metric = claim$metric, args = claim$args,
+         kind = claim$kind, op = claim$op, published = claim$published, unit = claim$unit,
+         n = as.integer(n), n_runs = as.integer(a$n_runs %||% NA), n_points = as.integer(a$n_points %||% 0L),
+         mean = num("value"), ci_lo = num("lo"), ci_hi = num("hi"), sd = num("sd"),
+         min = num("min"), max = num("max"), at = chr("at"),
+         rel_diff_pct = if (claim$kind == "exact") 100 * (num("value") - claim$published) / abs(claim$published) else NA_real_,
+         direction = claim$direction, direction_holds = if (n == 0) NA else a$holds,
+         direction_points = chr("direction_points"),
+         match_status = chr("match_status"), direction_status = chr("dir_status"),
+         verdict = verdict,
+         strength = claim_strength(verdict, n, chr("match_status"), if (is.null(a$dir_status)) NA else a$dir_status),
+         ref_experiment = claim$ref_experiment, ref_point = claim$ref_point, relation = claim$relation,
+         note = paste(notes, collapse = "; "),
          warmup_s = warmup_s, tolerance_pct = 100 * TOLERANCE)
 }
 

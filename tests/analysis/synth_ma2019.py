@@ -52,9 +52,12 @@ def write_run(root: Path, experiment: str, point: str, repetition: int, flows: l
               rate=lambda f, t: 50.0, qdelay=lambda t: 20.0, gain=lambda f, t: 1.0,
               state=lambda f, t: "probe_bw", retrans=None, link_mbps=100.0, duration_s=None,
               spec_extra=None, sample_s=0.1, queue_s=0.05, valid=True, failed_check=None,
-              status="ok", noise=0.0, seed=0, flow_queue=False) -> Path:
+              status="ok", noise=0.0, seed=0, flow_queue=False, link_util=0.99,
+              cwnd_slack=lambda f, t: 10) -> Path:
     """One run directory root/runs/<experiment>/<point>/rep<k>. rate(f, t): goodput of
-    flow f (Mbit/s) while active; qdelay(t): bottleneck queueing delay (ms)."""
+    flow f (Mbit/s) while active; qdelay(t): bottleneck queueing delay (ms);
+    link_util: the bottleneck's dequeue rate / link_mbps (queue.csv sent_bytes);
+    cwnd_slack(f, t): cwnd - inflight, packets."""
     rng = random.Random(hash((experiment, point, repetition, seed)) & 0xFFFF)
     duration_s = duration_s or max(f["stop_s"] for f in flows)
     retrans = retrans or {}
@@ -79,13 +82,14 @@ def write_run(root: Path, experiment: str, point: str, repetition: int, flows: l
             inflight = round((rate(f, t) * 1e6 / 8 * f["rtt_ms"] / 1e3 + own) / MSS)
             total = round(retrans.get(n, 0) * i / max(1, len(ticks) - 1))
             tcp.append([n, t, f["cc"], state(f, t), f["rtt_ms"] + qdelay(t), 1.0, f["rtt_ms"],
-                        inflight + 10, inflight, MSS, mbps, mbps, round(acked), total, mbps,
+                        inflight + cwnd_slack(f, t), inflight, MSS, mbps, mbps, round(acked), total, mbps,
                         f["rtt_ms"], gain(f, t), 2.0])
     queue, per_flow = [], []
     for t in _ticks(-1.0, duration_s + 1, queue_s):
         q = qdelay(t)
         backlog = round(q / 1e3 * link_mbps * 1e6 / 8)
-        queue.append([t, backlog, round(backlog / FRAME), 0, 0, 0, q])
+        sent = round(link_util * link_mbps * 1e6 / 8 * max(0.0, t + 1))
+        queue.append([t, backlog, round(backlog / FRAME), sent, round(sent / FRAME), 0, q])
         for f in flows:
             own = round(backlog / FRAME * rate(f, t) / total_rate(t)) if active(f, t) else 0
             per_flow.append([t, f["flow"], own * FRAME, own, 0])
@@ -201,10 +205,11 @@ def fig08(root, noise=0.0):
         return 5.0 if 15.2 < t <= 15.6 else 85.0
     qd = lambda t: 1.0 if t <= 5 else (2.0 if 15.2 < t <= 15.4 else 30.0)  # noqa: E731
     st = lambda f, t: "probe_rtt" if f["flow"] == 2 and 15.2 < t <= 15.4 else "probe_bw"  # noqa: E731
+    # flow 1 is cwnd-bound (inflight = cwnd), flow 2 is not (10 packets below)
     write_run(root, "ma2019_fig08", "base", 1,
               [flow(1, "bbr", 10, 0, 30, "10 ms RTT"), flow(2, "bbr", 50, 5, 30, "50 ms RTT")],
               rate=rate, qdelay=qd, state=st, sample_s=0.02, queue_s=0.01, noise=noise,
-              flow_queue=True)
+              flow_queue=True, cwnd_slack=lambda f, t: 0 if f["flow"] == 1 else 10)
 
 
 def fig12_gain(f, t):
@@ -216,14 +221,18 @@ def fig12_gain(f, t):
 
 
 def fig12(root, noise=0.0):
+    """60 s like the Fig. 1 run it is compared with; the queueing delay rises by 1 ms
+    per 10 ms through each of flow 1's drain periods and falls back after it."""
     write_run(root, "ma2019_fig12", "base", 1,
-              [flow(1, "bbq_drain", 10, 0, 30, "10 ms RTT"), flow(2, "bbq_drain", 50, 5, 30, "50 ms RTT")],
+              [flow(1, "bbq_drain", 10, 0, 60, "10 ms RTT"), flow(2, "bbq_drain", 50, 5, 60, "50 ms RTT")],
               rate=two_flow_rates(5.0), gain=fig12_gain, sample_s=0.01, queue_s=0.01,
-              qdelay=lambda t: 20 + 5 * ((round(t / 0.01) // 7) % 3), noise=noise)
+              qdelay=lambda t: 20 + (round(t / 0.01) - 1) % 4, noise=noise)
 
 
 # Fig. 13: algorithm -> (10-ms goodput, 50-ms goodput, queueing delay ms); the 10-ms
-# flow leaves at 35 s of 45 s; the 50-ms flow reaches the link 1.5 s later.
+# flow leaves at 35 s of 45 s; the 50-ms flow reaches the link 1.5 s later. Both flows
+# are in ProbeRTT together from 12.0 to 12.2 s (the claims' window starts after it);
+# before 12.2 s the 10-ms flow gets half its later goodput.
 FIG13 = {"bbq": (51.4, 42.5, 8.3), "bbr": (10.0, 85.0, 23.4)}
 
 
@@ -231,12 +240,13 @@ def fig13(root, noise=0.0):
     for cc, (g10, g50, qd) in FIG13.items():
         def rate(f, t, g10=g10, g50=g50):
             if f["flow"] == 1:
-                return g10
+                return g10 if t > 12.2 else g10 / 2
             return g50 if t <= 35 else (60.0 if t <= 36.5 else 95.0)
         for rep in (1, 2):
             write_run(root, "ma2019_fig13", f"f1_cc={cc}__f2_cc={cc}", rep,
                       [flow(1, cc, 10, 0, 35, "10 ms RTT"), flow(2, cc, 50, 0, 45, "50 ms RTT")],
-                      rate=rate, qdelay=lambda t, qd=qd: qd, duration_s=45, noise=noise)
+                      rate=rate, qdelay=lambda t, qd=qd: qd, duration_s=45, noise=noise,
+                      state=lambda f, t: "probe_rtt" if 12.0 < t <= 12.2 else "probe_bw")
 
 
 # Figs. 14-17: x -> (BBR short-flow share %, BBQ short-flow share %)

@@ -130,10 +130,14 @@ def test_claims_script_ma2019(tree, tmp_path):
     assert float(short["min"]) == pytest.approx(6.3) and float(short["max"]) == pytest.approx(8.3)
     assert long["verdict"] == "reproduced"  # -1.1 %
     assert short["verdict"] == "qualitatively reproduced"  # +15.9 %, 10-ms flow still loses
-    assert long["direction_runs"] == "2/2"
+    assert long["direction_points"] == "1/1" and long["direction_holds"] == "TRUE"
+    # 95 % t interval over the two valid runs: 86.3 +- 12.706 * 1.414 / sqrt(2)
+    assert float(long["ci_lo"]) == pytest.approx(86.3 - 12.7062, abs=1e-3)
+    assert float(long["ci_hi"]) == pytest.approx(86.3 + 12.7062, abs=1e-3)
+    assert long["strength"] == "marginal"       # 90 * 0.85 = 76.5 lies inside the interval
     tex = out.read_text()
-    assert "\\begin{tabularx}" in tex and "\\toprule" in tex and "\\end{tabularx}" in tex
-    assert "qualitatively reproduced" in tex and "86.3 $\\pm$ 1.4" in tex
+    assert "\\begin{longtable}" in tex and "\\toprule" in tex and "\\end{longtable}" in tex
+    assert "qualitatively reproduced" in tex and "86.3 [73.6, 99.0]" in tex
     assert not list(out.parent.glob(".tmp-*"))
 
 
@@ -180,10 +184,10 @@ def test_verdict_rule_cases(tree, tmp_path):
 
 def test_verdict_tolerance_edges():
     got = r_json("""
-      v <- function(mean, dir = NA) claim_verdict(2, mean, 100, "exact", "", dir)
+      v <- function(mean, dir = NA) claim_verdict(2, value_matches(mean, 100, "exact", "", mean, 100), dir)
       cat(jsonlite::toJSON(c(v(115), v(85), v(115.01), v(115.01, TRUE), v(100, FALSE),
-                             claim_verdict(0, NA, 100, "exact", "", TRUE),
-                             claim_verdict(3, 30, 25, "bound", "<=", NA))))
+                             claim_verdict(0, NA, TRUE),
+                             claim_verdict(3, value_matches(30, 25, "bound", "<=", 30, 25), NA))))
     """)
     assert got == ["reproduced", "reproduced", "not reproduced", "qualitatively reproduced",
                    "not reproduced", "not run", "not reproduced"]
@@ -192,7 +196,7 @@ def test_verdict_tolerance_edges():
 def test_report_states_the_same_tolerance():
     tol = r_json("cat(TOLERANCE)")
     assert tol == 0.15
-    assert "15\\,\\%" in (REPO / "paper" / "report.tex").read_text()
+    assert "15\\,\\%" in (REPO / "paper" / "sections" / "verdict_rule.tex").read_text()
 
 
 @pytest.mark.parametrize("bad", [
@@ -255,6 +259,7 @@ def test_report_builds(tree, tmp_path):
     rscript(ANALYSIS / "claims.R", REPO / "claims" / "ma2019.csv", tree, gen / "claims_ma2019.tex")
     rscript(ANALYSIS / "fidelity.R", tree, gen / "fidelity.tex")
     shutil.copy(REPO / "paper" / "report.tex", report)
+    shutil.copytree(REPO / "paper" / "sections", report / "sections")
     proc = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "report.tex"],
                           cwd=report, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
