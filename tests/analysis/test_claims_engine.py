@@ -1,0 +1,221 @@
+"""The claims engine (analysis/lib/verdict.R) on constructed runs whose values are
+known: aggregates over sweep points (all / min / max / trend), claim windows
+(numbers and the synchronised-ProbeRTT event), the tolerance on the measured
+quantity of relative claims, and the 95 % intervals behind robust / marginal.
+
+Each case is built so that the obvious wrong implementation fails it: an "all"
+claim that averages over points, a window ignored, a tolerance applied to a
+derived percentage, an interval that ignores the spread."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import synth_ma2019 as synth  # noqa: E402
+from test_r_analysis import ANALYSIS, read_csv_rows, rscript, write_claims  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
+
+COLUMNS = ["id", "paper", "source", "text", "reading", "value", "unit", "kind", "op",
+           "experiment", "point", "aggregate", "by", "window", "metric", "args", "direction",
+           "ref_experiment", "ref_point", "relation"]
+TWO = [synth.flow(1, "bbr", 10), synth.flow(2, "bbr", 50)]
+
+
+def constant_run(root, experiment, point, rep, g1, g2=40.0, **kw):
+    """Two flows 0-30 s; flow 1 at g1 Mbit/s, flow 2 at g2 (steady state 10-30 s)."""
+    return synth.write_run(root, experiment, point, rep, TWO,
+                           rate=lambda f, t: g1 if f["flow"] == 1 else g2, **kw)
+
+
+def evaluate(tmp_path, root, rows):
+    claims = write_claims(tmp_path / "c.csv", rows, header=COLUMNS, metric="ss_goodput_mbps",
+                          args="flow = 1", experiment="e")
+    rscript(ANALYSIS / "claims.R", claims, root, tmp_path / "c.tex")
+    return read_csv_rows(tmp_path / "c.csv")
+
+
+# ---- aggregates -------------------------------------------------------------------
+
+@pytest.fixture()
+def sweep(tmp_path):
+    """Points x=1..4: flow 1 gets 5, 6, 12, 7 Mbit/s (x=3 breaks "< 10")."""
+    root = tmp_path / "sweep"
+    for x, g in zip((1, 2, 3, 4), (5.0, 6.0, 12.0, 7.0)):
+        constant_run(root, "e", f"x={x}", 1, g)
+    constant_run(root, "e", "x=5__arm=b", 1, 1.0)     # excluded by the selectors below
+    return root
+
+
+def test_all_claim_fails_on_one_point(tmp_path, sweep):
+    rows = evaluate(tmp_path, sweep, [
+        dict(id="all", value="10", kind="bound", op="<", point="x>=1&x<=4", aggregate="all",
+             direction="ss_goodput_mbps(flow = 1) < ss_goodput_mbps(flow = 2)"),
+        dict(id="all-but-3", value="10", kind="bound", op="<", point="x!=3&x<=4", aggregate="all"),
+    ])
+    a = rows["all"]
+    # the mean over points (7.5) is below 10: an engine averaging points would pass
+    assert a["verdict"] == "qualitatively reproduced"     # bound fails at x=3, direction holds
+    assert float(a["mean"]) == pytest.approx(12.0) and a["at"] == "x=3"
+    assert (a["n_points"], a["direction_points"]) == ("4", "4/4")
+    assert rows["all-but-3"]["verdict"] == "reproduced"
+    assert float(rows["all-but-3"]["mean"]) == pytest.approx(7.0)   # the least favourable point
+
+
+def test_min_and_max_claims(tmp_path, sweep):
+    rows = evaluate(tmp_path, sweep, [
+        dict(id="min", value="5", point="x<=4", aggregate="min"),
+        dict(id="max", value="12", point="x<=4", aggregate="max"),
+        dict(id="max-low", value="7", point="x<=4", aggregate="max"),
+        dict(id="min-bound", value="6", kind="bound", op=">=", point="x<=4", aggregate="min"),
+    ])
+    assert float(rows["min"]["mean"]) == pytest.approx(5.0) and rows["min"]["at"] == "x=1"
+    assert float(rows["max"]["mean"]) == pytest.approx(12.0) and rows["max"]["at"] == "x=3"
+    assert rows["min"]["verdict"] == rows["max"]["verdict"] == "reproduced"
+    assert rows["max-low"]["verdict"] == "not reproduced"          # 12 is 71 % above 7
+    assert rows["min-bound"]["verdict"] == "not reproduced"        # "at least 6": 5 < 6
+
+
+def test_single_point_claim_selecting_several_points_is_an_error(tmp_path, sweep):
+    claims = write_claims(tmp_path / "c.csv", [dict(id="x", value="1", point="x<=4")],
+                          header=COLUMNS, metric="ss_goodput_mbps", args="flow = 1", experiment="e")
+    proc = rscript(ANALYSIS / "claims.R", claims, sweep, tmp_path / "c.tex", check=False)
+    assert proc.returncode != 0 and "selects 4 points" in proc.stderr
+    assert not (tmp_path / "c.tex").exists()
+
+
+def test_trend_claims(tmp_path):
+    root = tmp_path / "t"
+    for x, g in zip((10, 20, 50, 100), (30.0, 20.0, 12.0, 5.0)):      # falls monotonically
+        constant_run(root, "falls", f"rtt={x}", 1, g)
+    for x, g in zip((10, 20, 50, 100), (30.0, 10.0, 31.0, 20.0)):     # tau = 0, ends fall
+        constant_run(root, "noisy", f"rtt={x}", 1, g)
+    for x, g in zip((10, 20), (30.0, 20.0)):
+        constant_run(root, "short", f"rtt={x}", 1, g)
+    trend = dict(value="", kind="trend", op="<", point="*", by="rtt")
+    rows = evaluate(tmp_path, root, [
+        dict(id="falls", experiment="falls", **trend),
+        dict(id="grows", experiment="falls", **{**trend, "op": ">"}),
+        dict(id="noisy", experiment="noisy", **trend),
+        dict(id="short", experiment="short", **trend),
+    ])
+    assert float(rows["falls"]["mean"]) == pytest.approx(-1.0)
+    assert rows["falls"]["verdict"] == "reproduced"
+    assert rows["grows"]["verdict"] == "not reproduced"
+    # Kendall's tau of (30, 10, 31, 20) over x is 0: not a trend, though the last
+    # point is below the first (the built-in direction holds)
+    assert float(rows["noisy"]["mean"]) == pytest.approx(0.0)
+    assert rows["noisy"]["verdict"] == "qualitatively reproduced"
+    assert rows["short"]["verdict"] == "not run" and "needs >= 3 points" in rows["short"]["note"]
+
+
+# ---- windows ----------------------------------------------------------------------
+
+def test_claim_windows(tmp_path):
+    """Flow 1: 10 Mbit/s until 40 s, then 50; both flows in ProbeRTT 40.0-40.2 s."""
+    root = tmp_path / "w"
+    flows = [synth.flow(1, "bbr", 10, 0, 60), synth.flow(2, "bbr", 50, 0, 60)]
+    prt = lambda f, t: "probe_rtt" if 40.0 < t <= 40.2 else "probe_bw"  # noqa: E731
+    synth.write_run(root, "e", "sync", 1, flows, state=prt,
+                    rate=lambda f, t: (10.0 if t <= 40 else 50.0) if f["flow"] == 1 else 40.0)
+    # here flow 2's ProbeRTT (50.0-50.2 s) never overlaps flow 1's (40.0-40.2 s)
+    apart = lambda f, t: "probe_rtt" if (40.0 < t <= 40.2 if f["flow"] == 1 else 50.0 < t <= 50.2) else "probe_bw"  # noqa: E731
+    synth.write_run(root, "e", "apart", 1, flows, state=apart,
+                    rate=lambda f, t: (10.0 if t <= 40 else 50.0) if f["flow"] == 1 else 40.0)
+    rows = evaluate(tmp_path, root, [
+        dict(id="steady", value="50", point="sync"),
+        dict(id="fixed", value="50", point="sync", window="40..60"),
+        dict(id="sync", value="50", point="sync", window="probe_rtt_sync..end"),
+        dict(id="no-sync", value="50", point="apart", window="probe_rtt_sync..end"),
+        dict(id="beyond", value="50", point="sync", window="40..90"),
+    ])
+    # steady state 10-60 s: (30 s at 10 + 20 s at 50) / 50 s = 26 Mbit/s
+    assert float(rows["steady"]["mean"]) == pytest.approx(26.0, rel=1e-3)
+    assert rows["steady"]["verdict"] == "not reproduced"
+    assert float(rows["fixed"]["mean"]) == pytest.approx(50.0, rel=1e-3)
+    # the episode ends at the first sample after it (40.3 s): 40.3-60 s, all at 50
+    assert float(rows["sync"]["mean"]) == pytest.approx(50.0, rel=1e-3)
+    assert rows["sync"]["verdict"] == "reproduced"
+    assert rows["no-sync"]["verdict"] == "not run" and "no probe_rtt_sync" in rows["no-sync"]["note"]
+    assert rows["beyond"]["verdict"] == "not run" and "before the window's end" in rows["beyond"]["note"]
+
+
+# ---- relative claims: the tolerance is on the measured ratio ------------------------
+
+@pytest.mark.parametrize("ratio, relation, published, verdict", [
+    # 64.5 % reduction = ratio 0.355; +-15 % on the ratio is 0.302-0.408
+    (0.40, "pct_reduction", "64.5", "reproduced"),        # 60 % reduction
+    (0.42, "pct_reduction", "64.5", "not reproduced"),    # 58 %: within 15 % OF 64.5, not of the ratio
+    # 55.2 % improvement = ratio 1.552; +-15 % is 1.319-1.785
+    (1.35, "pct_change", "55.2", "reproduced"),           # +35 %: 37 % below 55.2, ratio 13 % below
+    (1.30, "pct_change", "55.2", "not reproduced"),
+    (5.3, "ratio", "6.14", "reproduced"),
+    (5.2, "ratio", "6.14", "not reproduced"),
+])
+def test_relative_tolerance_applies_to_the_measured_ratio(tmp_path, ratio, relation, published, verdict):
+    root = tmp_path / "r"
+    constant_run(root, "e", "ref", 1, 20.0)
+    constant_run(root, "e", "new", 1, 20.0 * ratio)
+    row = evaluate(tmp_path, root, [dict(id="x", value=published, point="new", ref_point="ref",
+                                         relation=relation)])["x"]
+    assert row["verdict"] == verdict
+
+
+def test_relative_claim_over_sweep_points(tmp_path):
+    """BBQ/BBR per rate: the reference point is the claim's point with arm=bbr."""
+    root = tmp_path / "s"
+    for rate, (bbr, bbq) in {10: (20.0, 30.0), 100: (10.0, 40.0), 400: (5.0, 4.0)}.items():
+        constant_run(root, "e", f"arm=bbr__rate={rate}", 1, bbr)
+        constant_run(root, "e", f"arm=bbq__rate={rate}", 1, bbq)
+    better = "ss_goodput_mbps(flow = 1) > ref(ss_goodput_mbps(flow = 1))"
+    rows = evaluate(tmp_path, root, [
+        dict(id="all", value="1", kind="bound", op=">", point="arm=bbq", aggregate="all",
+             ref_point="arm=bbr", relation="ratio", direction=better),
+        dict(id="max", value="4", point="arm=bbq", aggregate="max", ref_point="arm=bbr",
+             relation="ratio"),
+    ])
+    assert rows["all"]["verdict"] == "not reproduced" and rows["all"]["at"] == "arm=bbq__rate=400"
+    assert rows["all"]["direction_points"] == "2/3"
+    assert float(rows["max"]["mean"]) == pytest.approx(4.0) and rows["max"]["at"] == "arm=bbq__rate=100"
+
+
+# ---- intervals and strength ---------------------------------------------------------
+
+def test_intervals_and_strength(tmp_path):
+    root = tmp_path / "i"
+    for rep, g in enumerate((50.0, 51.0, 49.0), 1):       # tight: 50 +- 2.48
+        constant_run(root, "e", "tight", rep, g)
+    for rep, g in enumerate((40.0, 60.0, 50.0), 1):       # wide: 50 +- 24.8
+        constant_run(root, "e", "wide", rep, g)
+    constant_run(root, "e", "single", 1, 50.0)
+    rows = evaluate(tmp_path, root, [
+        dict(id="tight", value="50", point="tight",
+             direction="ss_goodput_mbps(flow = 1) > ss_goodput_mbps(flow = 2)"),
+        dict(id="wide", value="50", point="wide"),
+        dict(id="single", value="50", point="single"),
+        dict(id="tight-off", value="80", point="tight"),
+    ])
+    t = rows["tight"]
+    # sd 1, n 3: half-width qt(0.975, 2) / sqrt(3) = 4.303 / 1.732 = 2.484
+    assert float(t["ci_lo"]) == pytest.approx(50 - 2.4841, abs=1e-3)
+    assert float(t["ci_hi"]) == pytest.approx(50 + 2.4841, abs=1e-3)
+    assert (t["verdict"], t["strength"]) == ("reproduced", "robust")
+    # 50 +- 24.8 reaches outside 42.5-57.5: the same mean, but marginal
+    assert (rows["wide"]["verdict"], rows["wide"]["strength"]) == ("reproduced", "marginal")
+    assert (rows["single"]["verdict"], rows["single"]["strength"]) == ("reproduced", "marginal")
+    assert rows["single"]["ci_lo"] == ""
+    # 80 +- 15 % is 68-92: the whole interval is outside, so "not reproduced" is robust
+    assert (rows["tight-off"]["verdict"], rows["tight-off"]["strength"]) == ("not reproduced", "robust")
+
+
+def test_invalid_runs_are_left_out(tmp_path):
+    root = tmp_path / "v"
+    constant_run(root, "e", "p", 1, 50.0)
+    constant_run(root, "e", "p", 2, 10.0, failed_check="guest_cpu")
+    row = evaluate(tmp_path, root, [dict(id="x", value="50", point="p")])["x"]
+    assert (row["n"], row["n_runs"], row["verdict"]) == ("1", "2", "reproduced")
