@@ -4,8 +4,9 @@
 # Usage:   Rscript analysis/testbed_table.R <runs_root> <out.tex>
 # Inputs:  run.json of every run below <runs_root> (profile, testbed, git_revision,
 #          timings, status, fidelity).
-# Outputs: <out.tex>, a two-column booktabs tabular (item, value). A field that
-#          differs between runs lists each value with its number of runs.
+# Outputs: <out.tex>, a two-column booktabs tabular (item, value) as wide as the
+#          text: values wrap. A field that differs between runs lists each value
+#          with its number of runs; git revisions are shortened to 12 digits.
 #          Written atomically.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
@@ -32,6 +33,12 @@ timing <- function(metas, name) {
   if (length(v) == 0) "--" else sprintf("%.1f s median (%.1f--%.1f s)", median(v), min(v), max(v))
 }
 
+# "0123456789ab-dirty" of a 40-digit revision (the suffix kept).
+short_revision <- function(rev) {
+  if (is.null(rev)) return(NULL)
+  sub("^([0-9a-f]{12})[0-9a-f]{28}", "\\1", rev)
+}
+
 runs <- read_runs(args[1])
 metas <- lapply(runs$runs, `[[`, "meta")
 counts <- verdict_counts(runs$index)
@@ -45,8 +52,9 @@ rows <- tibble(
             field(metas, function(m) m$testbed$clock),
             field(metas, function(m) m$testbed$kernel_release),
             field(metas, function(m) m$testbed$congestion_controls),
-            field(metas, function(m) m$git_revision),
+            field(metas, function(m) short_revision(m$git_revision)),
             timing(metas, "boot_s"), timing(metas, "setup_s"),
             timing(metas, "experiment_s"), timing(metas, "wall_s")))
 
-write_atomic(tabular_lines(rows, "\\begin{tabular}{@{}ll@{}}", c("Item", "Value")), args[2])
+write_atomic(tabular_lines(rows, "\\begin{tabular}{@{}l>{\\raggedright\\arraybackslash}p{0.7\\linewidth}@{}}",
+                           c("Item", "Value")), args[2])

@@ -7,7 +7,7 @@
 #          experiment_runs() the runs of one experiment with their verdicts
 #          per_run()         a per-run table of values (valid runs evaluated only)
 #          summarise_valid() mean / sd / min / max over valid runs, per group
-#          excluded_note()   "excluded: <point> rep k (<failed checks>)" for captions
+#          excluded_note()   "excluded: <point label> rep k (<failed checks>)" for captions
 #          algorithm_of()    "BBR", "BBQ", ... from a run's flows (all flows share it)
 # Inputs:  run objects (analysis/lib/tidy.R), ggplot objects.
 # Outputs: ggplot objects, files.
@@ -121,7 +121,7 @@ excluded_note <- function(er) {
     checks <- Filter(function(ch) !isTRUE(ch$ok), r$meta$fidelity$checks %||% list())
     why <- if (er$index$verdict[i] == "failed") "run failed" else
       paste(unique(vapply(checks, function(ch) ch$name %||% "?", "")), collapse = ", ")
-    sprintf("%s rep %d (%s)", r$key$point, r$key$repetition, why)
+    sprintf("%s rep %d (%s)", point_label(r$meta), r$key$repetition, why)
   }, "")
   paste0("Excluded (", length(bad), " of ", nrow(er$index), " runs): ",
          paste(items, collapse = "; "), ".")

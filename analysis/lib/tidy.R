@@ -3,6 +3,7 @@
 # What:    read_run(dir)   one run directory -> list(meta, dir, key, goodput, tcp, queue)
 #          read_runs(root) every run below root that has a run.json -> list(index, runs,
 #                          goodput, tcp, queue), tables row-bound over runs
+#          point_label(meta) the sweep point's human label ("BBQ, 20 vs 50 ms")
 # Inputs:  <run>/run.json and <run>/tidy/{goodput,tcp,queue,flow_queue}.csv only (never raw/).
 # Outputs: tibbles; every table row carries experiment, point, repetition, valid.
 #
@@ -40,6 +41,14 @@ run_verdict <- function(meta) {
 # Number of runs per verdict, named c(valid, invalid, failed), from read_runs()$index.
 verdict_counts <- function(index) {
   c(table(factor(index$verdict, levels = c("valid", "invalid", "failed"))))
+}
+
+# The human label of a run's sweep point (run.json point_label, written since the
+# labels of mininet/bbrlab/labels.py); runs written before it fall back to the
+# point's name.
+point_label <- function(meta) {
+  label <- meta$point_label %||% meta$point %||% "base"
+  if (length(label) == 0 || is.na(label[1]) || label[1] == "") "base" else as.character(label[1])
 }
 
 # One-row key identifying a run; joined onto every table of that run.
@@ -83,10 +92,10 @@ read_runs <- function(root) {
   runs <- lapply(dirname(jsons), read_run)
   empty <- tibble(experiment = character(), point = character(), repetition = integer(),
                   valid = logical(), verdict = character(), profile = character(),
-                  dir = character())
+                  dir = character(), point_label = character())
   index <- bind_rows(empty, lapply(runs, function(r) mutate(
     r$key, verdict = run_verdict(r$meta), profile = as.character(r$meta$profile %||% NA),
-    dir = r$dir)))
+    dir = r$dir, point_label = point_label(r$meta))))
   if (length(runs) > 0) {
     ord <- order(index$experiment, index$point, index$repetition)
     runs <- runs[ord]

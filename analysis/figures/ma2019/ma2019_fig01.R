@@ -56,7 +56,7 @@ goodput_plot <- function(run, n_valid, n_runs) {
     coord_cartesian(ylim = c(0, rate * 1.1)) +  # clips, unlike scale limits, which drop
     labs(caption = sprintf(
       "%s%s, repetition %d (first valid; %d valid of %d runs). %s-s bins; dashed: steady-state mean (warm-up %s s).",
-      EXPERIMENT, if (run$key$point == "base") "" else paste(", point", run$key$point),
+      EXPERIMENT, if (run$key$point == "base") "" else paste0(" (", point_label(run$meta), ")"),
       run$key$repetition, n_valid, n_runs,
       format(bin_s), format(warmup_s))) +
     theme_paper()
