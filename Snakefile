@@ -61,7 +61,7 @@ CLAIMS = [f"{RES}/report/generated/claims_{c}.tex" for c in config["claims"]]
 
 
 rule all:
-    input: f"{RES}/report/report.pdf"
+    input: f"{RES}/report/report.pdf", f"{RES}/report/generated/point_labels.csv"
 
 
 rule kernel:
@@ -133,13 +133,32 @@ rule testbed_table:
     shell: f"Rscript analysis/testbed_table.R {RES}/runs {{output}}"
 
 
+rule point_labels:
+    """The sweep points' human labels as CSV (experiment,point,label), readable without runs."""
+    input: [spec_path(e) for e in config["experiments"]]
+    output: f"{RES}/report/generated/point_labels.csv"
+    shell: f"{PY} labels {{input}} --profile {PROFILE} --out {{output}}"
+
+
+rule summary_table:
+    """One row per paper (paper/papers.csv): regenerated items, claims per verdict."""
+    input:
+        papers="paper/papers.csv",
+        generated=FIGURES + CLAIMS,
+    output: f"{RES}/report/generated/summary.tex"
+    shell: f"Rscript analysis/summary.R {RES}/report/generated {{output}} {{input.papers}}"
+
+
 rule report:
+    """latexmk on paper/report.tex and its parts paper/sections/, copied beside generated/."""
     input:
         tex="paper/report.tex",
-        generated=FIGURES + CLAIMS + [f"{RES}/report/generated/fidelity.tex", f"{RES}/report/generated/testbed.tex"],
+        sections=sorted(str(p) for p in pathlib.Path("paper/sections").glob("*.tex")),
+        generated=FIGURES + CLAIMS + [f"{RES}/report/generated/{t}.tex" for t in ("fidelity", "testbed", "summary")],
     output: f"{RES}/report/report.pdf"
     log: f"{RES}/logs/report.log"
     shell:
-        f"cp {{input.tex}} {RES}/report/report.tex && cd {RES}/report && "
+        f"cp {{input.tex}} {RES}/report/report.tex && rm -rf {RES}/report/sections && "
+        f"cp -r paper/sections {RES}/report/sections && cd {RES}/report && "
         "latexmk -pdf -interaction=nonstopmode -halt-on-error report.tex > ../logs/report.log 2>&1 "
         "|| (tail -40 ../logs/report.log; exit 1)"

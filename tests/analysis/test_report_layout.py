@@ -1,0 +1,259 @@
+"""The report's layout: one part per paper, the summary table (analysis/summary.R),
+point labels in the R analysis and tables that fit the page.
+
+R scripts are run as the pipeline runs them (Rscript <script> <args>) on
+constructed claims CSVs and the synthetic run trees of synth_runs.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import synth_runs  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+ANALYSIS = REPO / "analysis"
+PAPER = REPO / "paper"
+
+needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
+needs_latex = pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
+
+
+def rscript(*args, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(["Rscript", *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"Rscript {args} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def papers() -> list[dict]:
+    with (PAPER / "papers.csv").open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def write_csv(path: Path, header: list[str], rows: list[list]) -> Path:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def table_rows(tex: str) -> dict[str, list[str]]:
+    """Body rows (below the header) of a generated table by their first cell, up to a colon."""
+    rows = {}
+    for line in tex.split("\\midrule", 1)[1].splitlines():
+        if line.endswith("\\\\") and " & " in line:
+            cells = [c.strip() for c in line[:-2].split(" & ")]
+            rows[re.sub(r":.*$", "", cells[0])] = cells[1:]
+    return rows
+
+
+# ---- report structure -----------------------------------------------------------------
+
+def test_report_frame_inputs_one_part_per_paper():
+    frame = (PAPER / "report.tex").read_text()
+    inputs = re.findall(r"^\\input\{sections/([a-z0-9_]+)\}", frame, re.M)
+    keys = [p["key"] for p in papers()]
+    assert inputs[0] == "verdict_rule" and inputs[1:] == keys
+    for name in inputs:
+        assert (PAPER / "sections" / f"{name}.tex").is_file()
+    # the frame's order: setup, summary, verdict rule, the papers, fidelity
+    body = frame.split("\\begin{document}", 1)[1]
+    order = [body.index(s) for s in ("sec:setup", "sec:summary", "\\input{sections/verdict_rule}",
+                                     "\\input{sections/ma2019}", "sec:fidelity")]
+    assert order == sorted(order)
+    # every paper's part has its own section label
+    for key in keys:
+        assert f"\\label{{sec:{key}}}" in (PAPER / "sections" / f"{key}.tex").read_text()
+
+
+def test_every_generated_input_may_be_missing():
+    """Parts and frame include generated files only through the placeholders."""
+    for tex in [PAPER / "report.tex", *sorted((PAPER / "sections").glob("*.tex"))]:
+        body = "\n".join(line for line in tex.read_text().splitlines() if not line.lstrip().startswith("%"))
+        body = body.split("\\begin{document}")[-1]
+        assert not re.search(r"\\(input|includegraphics)(\[[^]]*\])?\{generated/", body), tex.name
+
+
+def test_papers_csv_items_name_shipped_experiments():
+    specs = {p.stem for p in (REPO / "mininet" / "specs").glob("*/*.yaml")}
+    for paper in papers():
+        assert (Path("/work/shared/papers") / paper["seed"]).name == paper["seed"]
+        for item in filter(None, (i.strip() for i in paper["items"].split(";"))):
+            if "=" in item:
+                experiment = item.split("=", 1)[1].strip()
+                assert experiment in specs and experiment.startswith(paper["key"] + "_")
+
+
+# ---- summary.R ------------------------------------------------------------------------
+
+CLAIMS_COLS = ["id", "paper", "source", "experiment", "verdict", "strength", "n", "profile", "reps"]
+
+
+@needs_r
+def test_summary_counts_items_and_verdicts(tmp_path):
+    gen = tmp_path / "generated"
+    gen.mkdir()
+    for fig in ("ma2019_fig01", "ma2019_fig04", "ma2019_fig08"):   # Fig. 1; Fig. 4 + Table I; Figs. 8-11
+        (gen / f"{fig}.pdf").write_bytes(b"%PDF-")
+    rows = [["c1", "p", "Fig. 1", "ma2019_fig01", "reproduced", "robust", "3", "paper", "3"],
+            ["c2", "p", "Fig. 1", "ma2019_fig01", "reproduced", "marginal", "3", "paper", "3"],
+            ["c3", "p", "Fig. 1", "ma2019_fig01", "reproduced", "robust", "2", "paper", "3"],
+            ["c4", "p", "Fig. 4", "ma2019_fig04", "qualitatively reproduced", "marginal", "3", "paper", "3"],
+            ["c5", "p", "Fig. 4", "ma2019_fig04", "not reproduced", "robust", "3", "paper", "3"],
+            ["c6", "p", "Fig. 5", "ma2019_fig05", "not run", "", "0", "paper", "3"]]
+    write_csv(gen / "claims_ma2019.csv", CLAIMS_COLS, rows)
+    out = tmp_path / "summary.tex"
+    rscript(ANALYSIS / "summary.R", gen, out)
+    tex = out.read_text()
+    got = table_rows(tex)
+    ma, kim, total = got["Ma et al. (2019)"], got["Kim et al. (2019)"], got["All papers"]
+    assert ma == ["7 of 17", "3 (2/1)", "1 (0/1)", "1 (1/0)", "1", "paper", "3"]
+    assert kim == ["0 of 6", "--", "--", "--", "--", "--", "--"]   # no claims file
+    assert total[:2] == ["7 of 23", "3 (2/1)"]
+    assert "Not regenerated: Ma et al. (2019): Fig. 3, Fig. 5" in tex
+    assert "\\begin{tabular}" in tex and "\\linewidth" in tex
+
+
+@needs_r
+def test_summary_without_strength_profile_or_reps_shows_dashes(tmp_path):
+    gen = tmp_path / "generated"
+    gen.mkdir()
+    write_csv(gen / "claims_ma2019.csv", ["id", "paper", "source", "experiment", "verdict", "n"],
+              [["c1", "p", "Fig. 1", "ma2019_fig01", "reproduced", "2"],
+               ["c2", "p", "Fig. 1", "ma2019_fig01", "not reproduced", "2"],
+               ["c3", "p", "Fig. 3", "ma2019_fig03", "not run", "0"]])
+    # a paper with a claims file but no row in papers.csv still gets a row
+    write_csv(gen / "claims_new2024.csv", CLAIMS_COLS, [["n1", "p", "Fig. 2", "new2024_fig02",
+                                                         "reproduced", "robust", "1", "quick", "1"]])
+    out = tmp_path / "summary.tex"
+    rscript(ANALYSIS / "summary.R", gen, out, PAPER / "papers.csv")
+    got = table_rows(out.read_text())
+    assert got["Ma et al. (2019)"] == ["0 of 17", "1 (--)", "0", "1 (--)", "1", "--", "--"]
+    assert got["new2024"] == ["--", "1 (1/0)", "0", "0", "0", "quick", "1"]
+    assert got["All papers"][-2:] == ["quick", "1"]
+
+
+@needs_r
+def test_summary_with_no_claims_at_all(tmp_path):
+    gen = tmp_path / "generated"
+    gen.mkdir()
+    out = tmp_path / "summary.tex"
+    rscript(ANALYSIS / "summary.R", gen, out)
+    got = table_rows(out.read_text())
+    assert set(got) == {"Ma et al. (2019)", "Kim et al. (2019)", "All papers"}
+    assert got["All papers"] == ["0 of 23", "--", "--", "--", "--", "--", "--"]
+
+
+# ---- point labels in R ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def labelled_tree(tmp_path_factory) -> Path:
+    """The Fig. 1 tree plus two swept runs: one with a point label, one written before them."""
+    root = synth_runs.make_fig01_tree(tmp_path_factory.mktemp("results"))
+    flows = [{"flow": 1, "cc": "bbq", "rtt_ms": 20.0, "start_s": 0.0, "stop_s": 30.0},
+             {"flow": 2, "cc": "bbq", "rtt_ms": 50.0, "start_s": 0.0, "stop_s": 30.0}]
+    for point, label in (("f1_cc=bbq__f2_cc=bbq__f1_rtt_ms=20__f2_rtt_ms=50", "BBQ, 20 vs 50 ms"),
+                         ("f1_cc=bbq__f2_cc=bbq__f1_rtt_ms=200__f2_rtt_ms=300", None)):
+        run = synth_runs.write_run(root / "runs" / "ma2019_fig17" / point / "rep1", experiment="ma2019_fig17",
+                                   point=point, repetition=1, flows=flows,
+                                   phases={1: [(30, 40.0)], 2: [(30, 50.0)]}, qdelay_phases=[(30, 5.0)],
+                                   retrans={1: 1, 2: 1})
+        if label:
+            meta = json.loads((run / "run.json").read_text())
+            (run / "run.json").write_text(json.dumps(dict(meta, point_label=label)))
+    return root
+
+
+@needs_r
+def test_point_label_falls_back_to_the_point_name(labelled_tree):
+    code = (f'source("{ANALYSIS / "lib" / "load.R"}", chdir = TRUE)\n'
+            f'runs <- read_runs("{labelled_tree}")\n'
+            'i <- runs$index$experiment == "ma2019_fig17"\n'
+            'cat(jsonlite::toJSON(list(index = runs$index$point_label[i],'
+            ' meta = vapply(runs$runs[i], function(r) point_label(r$meta), ""),'
+            ' empty = point_label(list()))))')
+    got = json.loads(rscript("-e", code).stdout)
+    assert got["index"] == got["meta"] == ["BBQ, 20 vs 50 ms", "f1_cc=bbq__f2_cc=bbq__f1_rtt_ms=200__f2_rtt_ms=300"]
+    assert got["empty"] == ["base"]
+
+
+@needs_r
+def test_fidelity_table_shows_labels_and_fits_the_text_width(labelled_tree, tmp_path):
+    out = tmp_path / "fidelity.tex"
+    rscript(ANALYSIS / "fidelity.R", labelled_tree, out)
+    tex = out.read_text()
+    assert "\\begin{tabularx}{\\linewidth}" in tex and "X@{}}" in tex
+    assert "ma2019\\_fig17 & BBQ, 20 vs 50~ms & 1 & valid" in tex
+    # an unlabelled run's point name may break after its underscores
+    assert "f1\\_\\allowbreak{}cc=bbq" in tex
+
+
+@needs_r
+def test_testbed_table_wraps_its_values(labelled_tree, tmp_path):
+    out = tmp_path / "testbed.tex"
+    rscript(ANALYSIS / "testbed_table.R", labelled_tree, out)
+    assert "p{0.7\\linewidth}" in out.read_text()
+
+
+# ---- the report builds, from all or some generated inputs ------------------------------
+
+def build_report(report: Path) -> subprocess.CompletedProcess:
+    shutil.copy(PAPER / "report.tex", report)
+    shutil.copytree(PAPER / "sections", report / "sections")
+    return subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
+                          cwd=report, capture_output=True, text=True, timeout=300)
+
+
+def pdf_text(pdf: Path) -> str:
+    if not shutil.which("pdftotext"):
+        return ""
+    return subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True).stdout
+
+
+@needs_r
+@needs_latex
+def test_report_builds_with_summary_and_no_overfull_tables(labelled_tree, tmp_path):
+    report = tmp_path / "report"
+    gen = report / "generated"
+    rscript(ANALYSIS / "testbed_table.R", labelled_tree, gen / "testbed.tex")
+    rscript(ANALYSIS / "figures" / "ma2019" / "ma2019_fig01.R", labelled_tree, gen / "ma2019_fig01.pdf")
+    rscript(ANALYSIS / "fidelity.R", labelled_tree, gen / "fidelity.tex")
+    write_csv(gen / "claims_ma2019.csv", CLAIMS_COLS,
+              [["c1", "p", "Fig. 1", "ma2019_fig01", "reproduced", "robust", "2", "quick", "1"]])
+    rscript(ANALYSIS / "summary.R", gen, gen / "summary.tex")
+    proc = build_report(report)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    log = (report / "report.log").read_text(errors="replace")
+    # no table of ours runs off the page (the claims table is not generated here)
+    for name in ("testbed", "summary", "fidelity"):
+        chunk = log.split(f"generated/{name}.tex", 1)[1].split("(./", 1)[0]
+        assert "Overfull \\hbox" not in chunk, name
+    text = pdf_text(report / "report.pdf")
+    if text:
+        assert "All papers" in text and "1 of 17" in text
+        assert "BBQ, 20 vs 50 ms" in text
+        assert "Not generated in this profile: the claims table of Ma et al." in text
+
+
+@needs_latex
+def test_report_builds_from_no_generated_input(tmp_path):
+    report = tmp_path / "report"
+    (report / "generated").mkdir(parents=True)
+    proc = build_report(report)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    text = pdf_text(report / "report.pdf")
+    if text:
+        assert "experiment ma2019_fig01 is not in its configuration" in text
+        assert "Not generated in this profile: the summary table" in text
