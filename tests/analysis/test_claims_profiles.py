@@ -1,0 +1,105 @@
+"""Every claim can be evaluated in every profile, before anything runs: its point
+selector matches points of its experiment's sweep in the quick and paper profiles
+(exactly one for a single-point claim, at least three for a trend), a window given in
+seconds lies inside the runs, and a claim comparing two experiments compares runs of
+the same duration and flow timing (like with like)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_r_analysis import REPO, r_json  # noqa: E402
+
+sys.path.insert(0, str(REPO / "mininet"))
+from bbrlab import spec as bbrspec  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
+
+PROFILES = ("quick", "paper")
+CLAIM_FILES = sorted((REPO / "claims").glob("*.csv"))
+
+
+def claims_of(path: Path) -> list[dict]:
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def spec_path(experiment: str) -> Path:
+    return REPO / "mininet" / "specs" / experiment.split("_")[0] / f"{experiment}.yaml"
+
+
+def runs_of(experiment: str, profile: str) -> list[dict]:
+    return bbrspec.expand(bbrspec.load(spec_path(experiment), profile=profile))
+
+
+@pytest.fixture(scope="module", params=CLAIM_FILES, ids=lambda p: p.stem)
+def coverage(request):
+    """Per claim and profile: the number of points its selector matches (via the
+    engine's own point_matches()), and the runs of its experiments."""
+    claims = claims_of(request.param)
+    experiments = {c["experiment"] for c in claims} | {c.get("ref_experiment") or c["experiment"] for c in claims}
+    runs = {(e, p): runs_of(e, p) for e in experiments for p in PROFILES}
+    points = {f"{e}|{p}": sorted({r["point"] for r in rs}) for (e, p), rs in runs.items()}
+    got = r_json(f"""
+      claims <- read_claims("{request.param}")
+      pts <- jsonlite::fromJSON('{json.dumps(points)}')
+      out <- lapply(seq_len(nrow(claims)), function(i) {{
+        c <- claims[i, ]
+        sapply(c("quick", "paper"), function(p) {{
+          ps <- pts[[paste0(c$experiment, "|", p)]]
+          sum(vapply(ps, point_matches, TRUE, selector = c$point))
+        }}, simplify = FALSE)
+      }})
+      names(out) <- claims$id
+      cat(jsonlite::toJSON(out, auto_unbox = TRUE))
+    """)
+    return claims, got, runs
+
+
+def test_every_claim_selects_points_in_every_profile(coverage):
+    claims, got, _ = coverage
+    for c in claims:
+        for profile in PROFILES:
+            n = got[c["id"]][profile]
+            if c["kind"] == "trend":
+                assert n >= 3, f"{c['id']}: a trend needs 3 points, {profile} has {n}"
+            elif c["aggregate"]:
+                assert n >= 1, f"{c['id']}: no point in {profile}"
+            else:
+                assert n == 1, f"{c['id']}: selects {n} points in {profile}"
+
+
+def test_numeric_windows_lie_inside_the_runs(coverage):
+    claims, _, runs = coverage
+    for c in claims:
+        window = c.get("window", "")
+        if not window:
+            continue
+        ends = window.split("..")
+        for profile in PROFILES:
+            for run in runs[(c["experiment"], profile)]:
+                for end in ends:
+                    if end.replace(".", "", 1).isdigit():
+                        assert float(end) <= run["duration_s"], \
+                            f"{c['id']}: window {window} outside a {run['duration_s']}-s {profile} run"
+
+
+def test_cross_experiment_claims_compare_like_with_like(coverage):
+    claims, _, runs = coverage
+    timing = lambda r: (r["duration_s"], [(f.get("start_s"), f.get("stop_s"), f.get("rtt_ms"))  # noqa: E731
+                                          for f in r["flows"]])
+    for c in claims:
+        ref = c.get("ref_experiment") or c["experiment"]
+        if ref == c["experiment"]:
+            continue
+        for profile in PROFILES:
+            a = {str(timing(r)) for r in runs[(c["experiment"], profile)]}
+            b = {str(timing(r)) for r in runs[(ref, profile)]}
+            assert a == b, f"{c['id']}: {c['experiment']} and {ref} differ in {profile}: {a} vs {b}"
