@@ -58,7 +58,8 @@ reproduced_cell <- function(i) {
     return(sprintf("$\\tau = %.2f$\\newline %s", r$mean, tex_escape(r$direction_points)))
   v <- fmt(r$mean, d)
   if (!is.na(r$ci_lo)) v <- sprintf("%s [%s, %s]", v, fmt(r$ci_lo, d), fmt(r$ci_hi, d))
-  if (r$aggregate != "" && r$n_points > 0) v <- sprintf("%s\\newline {\\scriptsize at %s}", v, tex_escape(r$at))
+  if (r$aggregate != "" && r$n_points > 0)
+    v <- sprintf("%s\\newline {\\scriptsize at %s}", v, tex_escape(gsub("__", ", ", r$at, fixed = TRUE)))
   v
 }
 
@@ -106,8 +107,8 @@ note <- sprintf(paste(
 
 out_tex <- args[3]
 write_atomic(tabular_lines(rows, paste0("\\begin{longtable}{@{}",
-                                  ">{\\raggedright\\arraybackslash}p{0.43\\linewidth}",
-                                  ">{\\raggedright\\arraybackslash}p{0.14\\linewidth}",
+                                  ">{\\raggedright\\arraybackslash}p{0.40\\linewidth}",
+                                  ">{\\raggedright\\arraybackslash}p{0.13\\linewidth}",
                                   ">{\\raggedright\\arraybackslash}p{0.16\\linewidth}",
                                   ">{\\raggedright\\arraybackslash}p{0.07\\linewidth}",
                                   ">{\\raggedright\\arraybackslash}p{0.12\\linewidth}@{}}"),
