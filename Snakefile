@@ -11,6 +11,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
 from bbrlab import modules as bbrmodules
+from bbrlab import resources as bbrresources
 from bbrlab import spec as bbrspec
 
 configfile: "config/quick.yaml"
@@ -64,6 +65,23 @@ rule all:
     input: f"{RES}/report/report.pdf", f"{RES}/report/generated/point_labels.csv"
 
 
+def run_job(wildcards):
+    return next(j for j in jobs_of(wildcards.experiment)
+                if j["point"] == wildcards.point and str(j["repetition"]) == wildcards.rep)
+
+
+onstart:
+    # Cluster execution (profiles/slurm, profiles/cluster-generic): the runs are the cluster's
+    # jobs; builds, R scripts and the report are short and stay where Snakemake runs.
+    workflow.localrules(*(r.name for r in workflow.rules if r.name != "run"))
+    # Stop before the first submission when the cluster cannot take the jobs (bbrlab/cluster.py).
+    from bbrlab import cluster as bbrcluster
+    from snakemake.exceptions import WorkflowError
+    problems = bbrcluster.preflight(workflow, list(workflow.dag.needrun_jobs()))
+    if problems:
+        raise WorkflowError("cluster check failed, nothing submitted:\n  - " + "\n  - ".join(problems))
+
+
 rule kernel:
     """User-Mode Linux testbed kernel (kernel/build-uml.sh skips an up-to-date build)."""
     input: "kernel/build-uml.sh", "kernel/uml.config"
@@ -94,6 +112,9 @@ rule run:
     output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
     log: f"{RES}/logs/{{experiment}}/{{point}}/rep{{rep}}.log"
     threads: 1
+    resources:      # what a cluster job reserves (bbrlab/resources.py)
+        mem_mb=lambda wildcards: bbrresources.mem_mb(run_job(wildcards), BACKEND),
+        runtime=lambda wildcards, attempt: bbrresources.runtime_min(run_job(wildcards), attempt),
     shell:
         f"{PY} run {{input.spec}} --profile {PROFILE} --out {RES}/runs --point {{wildcards.point}} "
         f"--rep {{wildcards.rep}} --backend {BACKEND} "

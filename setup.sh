@@ -26,8 +26,12 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import yaml, jsonschema' 
   rm -rf .venv
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-if ! .venv/bin/python -c 'import snakemake, pytest' 2>/dev/null; then
+# (re)install when envs/requirements.txt changed since the last install
+stamp=.venv/requirements.sha256
+if ! .venv/bin/python -c 'import snakemake, pytest' 2>/dev/null \
+   || [ "$(cat "$stamp" 2>/dev/null)" != "$(sha256sum envs/requirements.txt | cut -d' ' -f1)" ]; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/pip install -q --disable-pip-version-check -r envs/requirements.txt
+  sha256sum envs/requirements.txt | cut -d' ' -f1 > "$stamp"
 fi
 echo "setup: done"

@@ -1,0 +1,45 @@
+"""What one run asks of a cluster node: CPUs, memory and a time limit.
+
+The pipeline declares these on its `run` rule (Snakefile), so a batch
+scheduler (profiles/slurm, profiles/cluster-generic) reserves what a run
+needs and kills nothing that would have finished:
+
+- one CPU: the testbed is one process on one core (User-Mode Linux has one
+  virtual CPU), and the runner sleeps while the guest runs;
+- memory: the guest's RAM (the UML backend's `mem=`; User-Mode Linux maps it
+  from a file in the host's temporary directory, which counts towards the job)
+  plus the host side (runner, tidy data, fidelity checks) plus, for runs with
+  header captures, room to parse the captures (they are read whole);
+- time: the runner's own timeout for the run (runner.default_timeout: set-up
+  plus the run, eight times its duration on the virtual clock) plus a margin,
+  so that a stuck testbed is stopped by the runner, which records a failed
+  run, before the scheduler kills the job.
+"""
+import math
+
+from . import runner
+
+GUEST_MEM_MB = 1024          # the UML backend's default guest memory (backends/uml.py)
+HOST_SIDE_MB = 512           # runner + tidy + fidelity on an ordinary run
+# Header captures: about 50 MB of pcap per 30 s at 100 Mbit/s (README, "Per-flow queue share"),
+# parsed into per-packet records: budget ten times the pcap size.
+CAPTURE_PCAP_MB_PER_MBIT = 50 / (30 * 100)
+CAPTURE_PARSE_FACTOR = 10
+MARGIN_S = 300               # between the runner's timeout and the scheduler's limit
+
+
+def mem_mb(job: dict, backend: str = "uml") -> int:
+    total = HOST_SIDE_MB + (GUEST_MEM_MB if backend == "uml" else 0)
+    if job.get("capture", "none") != "none":
+        pcap_mb = CAPTURE_PCAP_MB_PER_MBIT * job["bottleneck"]["rate_mbps"] * job["duration_s"]
+        total += CAPTURE_PARSE_FACTOR * pcap_mb
+    return int(math.ceil(total / 256) * 256)
+
+
+def runtime_min(job: dict, attempt: int = 1) -> int:
+    """The scheduler's time limit in minutes (Snakemake's `runtime` resource); longer on a retry."""
+    return int(math.ceil((runner.default_timeout(job) + MARGIN_S) / 60)) * max(1, attempt)
+
+
+def of_run(job: dict, backend: str = "uml") -> dict:
+    return {"cpus": 1, "mem_mb": mem_mb(job, backend), "runtime": runtime_min(job)}

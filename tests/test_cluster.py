@@ -1,0 +1,166 @@
+"""The pipeline through a real SLURM cluster (profiles/slurm) and the cluster pre-flight checks.
+
+A one-node SLURM (tests/slurm_cluster.py: Debian's munge, slurmctld, slurmd
+under a temporary directory) takes the runs of a tiny test-only experiment
+(two 5-s virtual-clock runs) as SLURM jobs; the report is built locally from
+them. The pipeline works on a copy of the repository's pipeline files so the
+test's experiment and results stay out of the working tree. Nothing is left
+running: the daemons stop and leftover job steps are killed at the end.
+"""
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from bbrlab import cluster, resources, spec
+from conftest import REPO
+import slurm_cluster
+
+PIPELINE_FILES = ("Snakefile", "mininet", "analysis", "kernel", "paper", "config", "claims", "profiles", "envs")
+EXPERIMENT = "smoke_cluster"
+SPEC = f"""
+name: {EXPERIMENT}
+description: two tiny runs for the cluster tests
+duration_s: 5
+clock: virtual
+bottleneck: {{rate_mbps: 20, buffer_bdp: 1.0}}
+flows:
+  - {{cc: bbr, rtt_ms: 10}}
+sweep:
+  bottleneck.rate_mbps: [10, 20]
+"""
+CONFIG = f"""
+profile: quick
+warmup_s: 1
+experiments: [{EXPERIMENT}]
+claims: []
+"""
+
+
+def pipeline_copy(root: pathlib.Path, kernel) -> pathlib.Path:
+    """The pipeline's files, the testbed kernel (hard link) and the test experiment under root."""
+    work = root / "pipeline"
+    for name in PIPELINE_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif src.exists():
+            work.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, work / name)
+    (work / "build" / "kernel").mkdir(parents=True)
+    for name in ("linux", "release", "inputs.sha256"):
+        src = pathlib.Path(kernel).parent / name
+        if src.exists():
+            try:
+                os.link(src, work / "build" / "kernel" / name)
+            except OSError:
+                shutil.copy2(src, work / "build" / "kernel" / name)
+    paper_key = EXPERIMENT.split("_", 1)[0]
+    (work / "mininet" / "specs" / paper_key).mkdir(parents=True, exist_ok=True)
+    (work / "mininet" / "specs" / paper_key / f"{EXPERIMENT}.yaml").write_text(SPEC)
+    (work / "test-config.yaml").write_text(CONFIG)
+    return work
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    missing = slurm_cluster.missing_tools()
+    if missing:
+        pytest.fail(f"SLURM/munge tools missing ({', '.join(missing)}): run ./setup.sh (envs/debian-packages.txt)")
+    # munged wants every directory above its socket searchable by all: not under pytest's 0700 tree
+    root = tempfile.mkdtemp(prefix="bbrlab-slurm-")
+    os.chmod(root, 0o755)
+    cluster_ = slurm_cluster.SlurmCluster(root)
+    try:
+        cluster_.start()
+        yield cluster_
+    finally:
+        cluster_.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory, kernel):
+    return pipeline_copy(tmp_path_factory.mktemp("cluster"), kernel)
+
+
+def snakemake(work, env, *args, timeout=900):
+    cmd = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "--configfile", "test-config.yaml",
+           "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2",
+           "--slurm-no-account", "--latency-wait", "5", *args]
+    return subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_pipeline_runs_on_slurm_and_builds_the_report(slurm, pipeline):
+    res = snakemake(pipeline, slurm.env)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:] + "\n" + slurm.logs()
+    jobs = slurm.jobs()
+    assert len(jobs) == 2 and all(state == "COMPLETED" for _job, state in jobs), jobs
+    runs = sorted((pipeline / "results" / "quick" / "runs" / EXPERIMENT).glob("*/rep1/run.json"))
+    assert len(runs) == 2, runs
+    job_ids = set()
+    for path in runs:
+        summary = json.loads(path.read_text())
+        assert summary["status"] == "ok", summary.get("error")
+        assert summary["testbed"]["host"] == slurm.node
+        assert summary["testbed"]["job"]["scheduler"] == "slurm"
+        job_ids.add(summary["testbed"]["job"]["id"])
+    assert job_ids == {job for job, _state in jobs}        # each run ran in its own SLURM job
+    report = pipeline / "results" / "quick" / "report" / "report.pdf"
+    assert report.stat().st_size > 10_000
+    # each SLURM job asked for what the run rule declares (bbrlab/resources.py)
+    job = spec.expand(spec.load(pipeline / "mininet" / "specs" / "smoke" / f"{EXPERIMENT}.yaml", profile="quick"))[0]
+    minutes = resources.runtime_min(job)
+    for job_id, _state in jobs:
+        shown = slurm.slurm("scontrol", "show", "job", job_id).stdout
+        mem = re.search(r"MinMemoryNode=([0-9.]+)([MG])", shown)
+        assert mem and round(float(mem.group(1)) * (1024 if mem.group(2) == "G" else 1)) == resources.mem_mb(job), shown
+        assert f"TimeLimit={minutes // 60:02d}:{minutes % 60:02d}:00" in shown, shown
+        assert "NumCPUs=1 " in shown, shown
+
+
+def test_a_partition_that_does_not_exist_fails_before_submitting(slurm, pipeline, tmp_path):
+    before = slurm.jobs()
+    res = snakemake(pipeline, slurm.env, "--default-resources", "slurm_partition=nosuchpartition", "--forcerun", "run")
+    assert res.returncode != 0
+    err = res.stdout + res.stderr
+    assert "cluster check failed, nothing submitted" in err, err[-3000:]
+    assert "partition 'nosuchpartition' does not exist on this cluster (partitions: bbrlab)" in err
+    assert slurm.jobs() == before
+
+
+def test_no_sbatch_on_the_path_fails_before_submitting(slurm, pipeline, tmp_path):
+    # this machine's commands, less SLURM's: a host that is not a SLURM submit host
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    slurm_commands = {"sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "srun", "salloc", "sattach",
+                      "sbcast", "sprio", "sreport", "sshare", "sstat", "strigger", "sview", "sacctmgr", "sdiag", "scrontab"}
+    for directory in ("/usr/local/bin", "/usr/bin", "/bin"):
+        for tool in os.listdir(directory):
+            if tool not in slurm_commands and not (bin_dir / tool).exists():
+                os.symlink(os.path.join(directory, tool), bin_dir / tool)
+    env = dict(slurm.env, PATH=f"{pathlib.Path(sys.executable).parent}:{bin_dir}")
+    before = slurm.jobs()
+    res = snakemake(pipeline, env, "--forcerun", "run")
+    assert res.returncode != 0
+    err = res.stdout + res.stderr
+    assert "SLURM command(s) not on the PATH: sbatch" in err, err[-3000:]
+    assert slurm.jobs() == before
+
+
+def test_sacct_without_accounting_is_reported_with_the_fix(slurm):
+    """The default status command, sacct, cannot work on a cluster without slurmdbd: the check says so."""
+    problems = cluster.slurm_problems({None}, status_command=None, run=lambda cmd: slurm.slurm(*cmd))
+    assert len(problems) == 1 and "'sacct' fails here" in problems[0]
+    assert "pass --slurm-status-command squeue (MinJobAge is 600 s here, enough)" in problems[0]
+    assert cluster.slurm_problems({None, slurm_cluster.PARTITION}, {None: 1024}, status_command="squeue",
+                                  run=lambda cmd: slurm.slurm(*cmd)) == []
+    too_big = cluster.slurm_problems({None}, {None: 10 ** 7}, status_command="squeue", run=lambda cmd: slurm.slurm(*cmd))
+    assert too_big and "have at most" in too_big[0]
