@@ -97,6 +97,7 @@ rule variant_module:
         "kernel/build-variants.sh",
         "kernel/variants/{variant}.patch",
         sorted(str(p) for p in pathlib.Path("kernel/variants").glob("*.h")),
+        "mininet/bbrlab/variants.yaml",     # the module's parameters (<variant>_params.h)
     output: f"{MODULES}/{{variant}}.ko"
     wildcard_constraints: variant="[a-z0-9_]+"
     log: f"{MODULES}/{{variant}}.log"

@@ -7,7 +7,11 @@
 # Each variant is a patch against the kernel's own net/ipv4/tcp_bbr.c. The
 # script copies tcp_bbr.c from the kernel tree the modules are built against,
 # applies the patch (no fuzz; a hunk that does not apply fails the build and
-# is named), adds the variant's headers and builds OUT/<variant>.ko. On the
+# is named), adds the variant's headers and builds OUT/<variant>.ko. The
+# variants and their module parameters (names, ranges, defaults) are listed
+# once, in mininet/bbrlab/variants.yaml: the script writes each module's
+# <variant>_params.h from it (mininet/bbrlab/variants.py, python3 with
+# PyYAML), so the module checks the same ranges as the spec check. On the
 # testbed (UML) tree any compiler or modpost warning fails the build; on
 # others, warnings in the variant's own files do.
 #
@@ -21,16 +25,18 @@
 #   --out DIR   where the .ko files go. Default: build/modules for the default
 #               tree, build/modules/<kernel release> for any other tree.
 #   --check     only check that the patches apply; build nothing.
-#   VARIANT     variant names (default: every kernel/variants/*.patch).
+#   VARIANT     variant names (default: every variant of variants.yaml).
 #
 # A module is rebuilt only when its inputs change (tcp_bbr.c, patch, headers,
-# this script, the tree's .config, kernel release and Module.symvers); the
-# digest is kept in OUT/<variant>.inputs.
+# its parameters in variants.yaml, this script, the tree's .config, kernel
+# release and Module.symvers); the digest is kept in OUT/<variant>.inputs.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 variants_dir=$here/variants
+registry=$root/mininet/bbrlab/variants.py
+python=${PYTHON:-python3}
 kdir= src= out= check=0
 names=()
 
@@ -50,11 +56,14 @@ while [ $# -gt 0 ]; do
 done
 
 # Names first: a misspelt variant is reported before anything else is looked at.
+known=$("$python" "$registry" names) || die "cannot read the variants from mininet/bbrlab/variants.yaml"
 if [ ${#names[@]} -eq 0 ]; then
-  for p in "$variants_dir"/*.patch; do names+=("$(basename "$p" .patch)"); done
+  mapfile -t names <<<"$known"
 fi
 for name in "${names[@]}"; do
-  [ -r "$variants_dir/$name.patch" ] || die "unknown variant '$name' (no $variants_dir/$name.patch)"
+  grep -qx -- "$name" <<<"$known" ||
+    die "unknown variant '$name' (not in mininet/bbrlab/variants.yaml; variants: $(paste -sd' ' <<<"$known"))"
+  [ -r "$variants_dir/$name.patch" ] || die "variant '$name' has no patch $variants_dir/$name.patch"
 done
 
 default_tree=0
@@ -115,7 +124,9 @@ tree_digest=$( { echo "${arch[*]:-native} $release"; cat "$kdir/.config" "$kdir/
 
 for name in "${names[@]}"; do
   patchfile=$variants_dir/$name.patch
-  inputs=$( { echo "$tree_digest"; cat "$src" "$patchfile" "$variants_dir"/*.h; } | sha256sum | cut -d' ' -f1)
+  params_h=$("$python" "$registry" header "$name") || die "$name: cannot write ${name}_params.h"
+  inputs=$( { echo "$tree_digest"; cat "$src" "$patchfile" "$variants_dir"/*.h; echo "$params_h"; } |
+            sha256sum | cut -d' ' -f1)
   if [ -f "$out/$name.ko" ] && [ "$(cat "$out/$name.inputs" 2>/dev/null)" = "$inputs" ]; then
     echo "build-variants: $name.ko is up to date"
     continue
@@ -125,6 +136,7 @@ for name in "${names[@]}"; do
   cp "$src" "$work/$name.c"
   apply_patch "$patchfile" "$work/$name.c" >/dev/null || die "$name: patch failed"
   cp "$variants_dir"/*.h "$work/"
+  printf '%s\n' "$params_h" > "$work/${name}_params.h"
   echo "obj-m := $name.o" > "$work/Kbuild"
   [ ${#arch[@]} -eq 0 ] || echo "ccflags-y := -Werror" >> "$work/Kbuild"
   echo "build-variants: building $name.ko against $kdir${arch:+ (${arch[*]})}"
@@ -139,7 +151,7 @@ for name in "${names[@]}"; do
     grep -i 'warning' <<<"$log" >&2 && die "$name: the build printed warnings (above)"
   else
     grep -i 'warning' <<<"$log" >&2 || true
-    grep -E "($name\.c|_math\.h|variant_param\.h):[0-9]+:[0-9]+: warning" <<<"$log" >/dev/null &&
+    grep -E "($name\.c|_math\.h|_params?\.h):[0-9]+:[0-9]+: warning" <<<"$log" >/dev/null &&
       die "$name: warnings in the variant's sources (above)"
   fi
   cp "$work/$name.ko" "$out/$name.ko.tmp" && mv "$out/$name.ko.tmp" "$out/$name.ko"

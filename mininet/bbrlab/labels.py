@@ -20,11 +20,10 @@ A spec may override any point's label with `point_labels: {<point name>: <label>
 """
 import re
 
-# Congestion-control names as the papers write them.
-CC_NAMES = {
-    "bbr": "BBR", "bbq": "BBQ", "bbq_drain": "BBQ drain", "bbr_e": "BBR-E",
-    "adaptive_bbr": "Adaptive-BBR", "bbr_fca": "BBR-FCA", "cubic": "CUBIC", "reno": "Reno",
-}
+from . import variants
+
+# Congestion-control names as the papers write them (the labels of variants.yaml).
+CC_NAMES = {cc: variants.label(cc) for cc in variants.known()}
 
 FLOW_FIELD = re.compile(r"^flows\.(\d+)\.(\w+)(?:\.(\w+))?$")
 AQM_FIELDS = ("kind", "min_bytes", "max_bytes", "probability", "ecn")

@@ -1,13 +1,15 @@
-"""Congestion controls a spec may name, and the kernel modules a run loads.
+"""The kernel modules a run loads (host side: builds or finds them).
 
 The testbed kernel has reno, cubic and bbr built in (kernel/uml.config).
 Every other congestion control is a BBR variant, kernel/variants/<name>.patch,
 built by kernel/build-variants.sh into a loadable module; its module
 parameters are global, so every flow of a run that uses it shares one set
-(spec.py rejects specs whose flows disagree).
+(spec.py rejects specs whose flows disagree). Names, parameters and ranges
+are listed once, in variants.yaml (variants.py); the functions below that
+only name them are kept for the callers of this module.
 
-    known()               congestion controls a spec may name
-    parameters(variant)   the module parameters a variant accepts
+    known()               congestion controls a spec may name (variants.known)
+    parameters(variant)   the module parameters a variant accepts, by name
     needed(jobs)          the variants some runs use
     for_job(job, backend) job["modules"] for the guest: built (uml) or found
                           (native) .ko files with their parameters
@@ -16,17 +18,16 @@ parameters are global, so every flow of a run that uses it shares one set
 import hashlib
 import os
 import pathlib
-import re
 import subprocess
 
+from . import variants as registry
 from .backends import BackendError
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VARIANTS_DIR = REPO / "kernel" / "variants"
 BUILD_SCRIPT = REPO / "kernel" / "build-variants.sh"
 MODULES_DIR = REPO / "build" / "modules"
-BUILT_IN = ("reno", "cubic", "bbr")
-PARAM = re.compile(r"^\+RANGED_UINT_PARAM\((\w+),", re.M)
+BUILT_IN = tuple(registry.built_in())
 
 
 class ModuleError(BackendError):
@@ -34,16 +35,16 @@ class ModuleError(BackendError):
 
 
 def variants() -> list:
-    return sorted(p.stem for p in VARIANTS_DIR.glob("*.patch"))
+    return registry.names()
 
 
 def known() -> list:
-    return list(BUILT_IN) + variants()
+    return registry.known()
 
 
 def parameters(variant: str) -> list:
-    """Module parameters declared by the variant's patch (variant_param.h's RANGED_UINT_PARAM)."""
-    return PARAM.findall((VARIANTS_DIR / f"{variant}.patch").read_text())
+    """Names of the variant's module parameters (variants.yaml)."""
+    return list(registry.parameters(variant))
 
 
 def needed(jobs) -> list:

@@ -25,7 +25,7 @@ import re
 import jsonschema
 import yaml
 
-from . import labels, modules, units
+from . import labels, units, variants
 
 SCHEMA = yaml.safe_load((pathlib.Path(__file__).with_name("spec_schema.yaml")).read_text())
 
@@ -213,20 +213,15 @@ def _assign(spec, key, value):
 
 
 def _validate_congestion_controls(spec: dict, source) -> None:
-    """Every cc is known; module parameters exist and, being global per module, agree across flows."""
-    known, first = modules.known(), {}
+    """Every cc is known (variants.yaml); its module parameters exist, are in their ranges and,
+    being global per module, agree across flows."""
+    first = {}
     for i, flow in enumerate(spec["flows"]):
         cc, params = flow["cc"], flow.get("module_params", {})
-        if cc not in known:
-            _fail(source, ["flows", i, "cc"], f"unknown congestion control {cc!r} (available: {', '.join(known)};"
-                  " variants are kernel/variants/<name>.patch)")
-        if params and cc in modules.BUILT_IN:
-            _fail(source, ["flows", i, "module_params"], f"{cc} is built into the testbed kernel and has no module parameters")
-        accepted = modules.parameters(cc) if params else []
-        for name in params:
-            if name not in accepted:
-                _fail(source, ["flows", i, "module_params", name], f"{cc} has no such module parameter"
-                      f" (it has: {', '.join(accepted) or 'none'})")
+        for param, reason in variants.param_problems(cc, params):
+            if param is None:
+                _fail(source, ["flows", i, "cc" if cc not in variants.known() else "module_params"], reason)
+            _fail(source, ["flows", i, "module_params", param], f"flow {i + 1} ({cc}): {reason}")
         j = first.setdefault(cc, i)
         other = spec["flows"][j].get("module_params", {})
         if params != other:

@@ -7,9 +7,11 @@ import tarfile
 
 import pytest
 
+from bbrlab import variants
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "kernel" / "build-variants.sh"
-VARIANTS = sorted(p.stem for p in (REPO / "kernel" / "variants").glob("*.patch"))
+VARIANTS = variants.names()
 TREE_SRC = REPO / "build" / "kernel" / "src" / "net" / "ipv4" / "tcp_bbr.c"
 TARBALL = pathlib.Path("/usr/src/linux-source-6.1.tar.xz")
 MODULES = REPO / "build" / "modules"
@@ -86,7 +88,8 @@ def test_already_patched_source_is_rejected(tcp_bbr_c, tmp_path):
 
 def test_unknown_variant_is_an_error():
     res = run("--check", "no_such_variant")
-    assert res.returncode != 0 and "unknown variant 'no_such_variant'" in res.stderr
+    assert res.returncode != 0 and "unknown variant 'no_such_variant' (not in mininet/bbrlab/variants.yaml" \
+        in res.stderr
 
 
 @pytest.fixture(scope="module")
@@ -108,15 +111,16 @@ def modinfo(ko):
 def test_modules_build_against_testbed_tree(built):
     assert "warning" not in (built.stdout + built.stderr).lower()
     release = (REPO / "build" / "kernel" / "release").read_text().strip()
-    params = {"bbq": {"alpha_us", "beta_ppm"}, "bbr_e": {"alpha_pct", "algorithm"},
-              "adaptive_bbr": {"alpha_pkts", "min_rtt_win_sec"}, "bbr_fca": {"recent_pct"}, "bbq_drain": set()}
     for v in VARIANTS:
         ko = MODULES / f"{v}.ko"
         assert ko.exists(), v
         info = modinfo(ko)
         assert ["name", v] in info
         assert any(k == "vermagic" and val.startswith(release + " ") for k, val in info), v
-        assert {val.split(":")[0] for k, val in info if k == "parm"} == params.get(v, set()), v
+        # the parameters, ranges and defaults of mininet/bbrlab/variants.yaml, as the module declares them
+        want = {f"{n}:{p['description']} ({p['min']}..{p['max']}, default {p['default']})"
+                for n, p in variants.parameters(v).items()}
+        assert {val for k, val in info if k == "parm"} == want, v
 
 
 def test_rebuild_is_skipped_when_inputs_are_unchanged(built):
