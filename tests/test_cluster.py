@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -90,20 +91,62 @@ def pipeline(tmp_path_factory, kernel):
     return pipeline_copy(tmp_path_factory.mktemp("cluster"), kernel)
 
 
-def snakemake(work, env, *args, timeout=900):
-    cmd = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "--configfile", "test-config.yaml",
-           "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2",
-           "--slurm-no-account", "--latency-wait", "5", *args]
-    return subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+def snakemake_command(*args, profile="profiles/slurm"):
+    cmd = [sys.executable, "-m", "snakemake", "--profile", profile, "--configfile", "test-config.yaml",
+           "--latency-wait", "5"]
+    if profile == "profiles/slurm":
+        # no accounting on the test cluster (slurm_cluster.py): job states from squeue
+        cmd += ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2",
+                "--slurm-no-account"]
+    return cmd + list(args)
+
+
+def snakemake(work, env, *args, timeout=900, profile="profiles/slurm"):
+    return subprocess.run(snakemake_command(*args, profile=profile), cwd=work, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def pids_of(pattern) -> set:
+    return set(subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split())
 
 
 def test_pipeline_runs_on_slurm_and_builds_the_report(slurm, pipeline):
-    res = snakemake(pipeline, slurm.env)
-    out = res.stdout + res.stderr
-    assert res.returncode == 0, out[-6000:] + "\n" + slurm.logs()
-    jobs = slurm.jobs()
-    assert len(jobs) == 2 and all(state == "COMPLETED" for _job, state in jobs), jobs
-    runs = sorted((pipeline / "results" / "quick" / "runs" / EXPERIMENT).glob("*/rep1/run.json"))
+    """Two runs as SLURM jobs, one of them cancelled (scancel) once its guest is up: the
+    cancelled job's testbed dies with it, the run is submitted again and the report is built
+    from the two complete runs only."""
+    runs_dir = pipeline / "results" / "quick" / "runs" / EXPERIMENT
+    cmd = snakemake_command()
+    proc = subprocess.Popen(cmd, cwd=pipeline, env=slurm.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        deadline = time.time() + 300
+        booted = []
+        while not booted:
+            assert time.time() < deadline and proc.poll() is None, "no guest came up"
+            booted = [c for c in runs_dir.glob("*/.rep1.tmp/raw/console.log")
+                      if "bbrlab-guest: booted" in c.read_text(errors="replace")]
+            time.sleep(0.3)
+        tmp = booted[0].parents[1]
+        point = tmp.parent.name
+        testbed = pids_of(str(tmp))
+        assert len(testbed) >= 3                           # tether, kernel, guest processes
+        running = [line.split("|") for line in slurm.slurm("squeue", "--noheader", "--format=%i|%k").stdout.split()]
+        cancelled = next(job for job, comment in running if comment.endswith(f"{point}_1"))
+        slurm.slurm("scancel", cancelled, check=True)
+        end = time.time() + 20
+        while testbed & pids_of(str(tmp)) and time.time() < end:
+            time.sleep(0.2)
+        assert not testbed & pids_of(str(tmp)), "the cancelled job's testbed is still running"
+        out, _ = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, out[-6000:] + "\n" + slurm.logs()
+    states = dict(slurm.jobs())
+    assert states.pop(cancelled) == "CANCELLED"
+    assert len(states) == 2 and set(states.values()) == {"COMPLETED"}, states
+    runs = sorted(runs_dir.glob("*/rep1/run.json"))
     assert len(runs) == 2, runs
     job_ids = set()
     for path in runs:
@@ -112,18 +155,44 @@ def test_pipeline_runs_on_slurm_and_builds_the_report(slurm, pipeline):
         assert summary["testbed"]["host"] == slurm.node
         assert summary["testbed"]["job"]["scheduler"] == "slurm"
         job_ids.add(summary["testbed"]["job"]["id"])
-    assert job_ids == {job for job, _state in jobs}        # each run ran in its own SLURM job
+    assert job_ids == set(states)                          # each run ran in its own, completed job
+    assert not list(runs_dir.glob("*/.rep1.tmp")) and not list(runs_dir.glob("*/rep1.failed"))
     report = pipeline / "results" / "quick" / "report" / "report.pdf"
     assert report.stat().st_size > 10_000
     # each SLURM job asked for what the run rule declares (bbrlab/resources.py)
     job = spec.expand(spec.load(pipeline / "mininet" / "specs" / "smoke" / f"{EXPERIMENT}.yaml", profile="quick"))[0]
     minutes = resources.runtime_min(job)
-    for job_id, _state in jobs:
+    for job_id in states:
         shown = slurm.slurm("scontrol", "show", "job", job_id).stdout
         mem = re.search(r"MinMemoryNode=([0-9.]+)([MG])", shown)
         assert mem and round(float(mem.group(1)) * (1024 if mem.group(2) == "G" else 1)) == resources.mem_mb(job), shown
-        assert f"TimeLimit={minutes // 60:02d}:{minutes % 60:02d}:00" in shown, shown
         assert "NumCPUs=1 " in shown, shown
+    # the retry got twice the time (Snakemake's attempt 2)
+    limits = {slurm.slurm("scontrol", "show", "job", j).stdout.split("TimeLimit=")[1].split()[0] for j in states}
+    assert f"{minutes // 60:02d}:{minutes % 60:02d}:00" in limits
+    assert f"{2 * minutes // 60:02d}:{2 * minutes % 60:02d}:00" in limits
+
+
+def test_cluster_generic_profile_runs_a_run_through_its_submit_command(slurm, pipeline):
+    """profiles/cluster-generic as shipped (sbatch as the generic submit command, a status script)."""
+    target = f"results/quick/runs/{EXPERIMENT}/rate_mbps=10/rep1/run.json"
+    before = dict(slurm.jobs())
+    res = snakemake(pipeline, slurm.env, "--forcerun", "run", "--", target, profile="profiles/cluster-generic")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-6000:] + "\n" + slurm.logs()
+    new_jobs = {job: state for job, state in slurm.jobs() if job not in before}
+    assert list(new_jobs.values()) == ["COMPLETED"], new_jobs
+    summary = json.loads((pipeline / target).read_text())
+    assert summary["status"] == "ok" and summary["testbed"]["job"]["id"] in new_jobs
+    assert (pipeline / "results" / "cluster-logs" / f"{next(iter(new_jobs))}.log").exists()
+
+
+def test_cluster_generic_commands_are_checked_before_submitting(slurm, pipeline):
+    before = slurm.jobs()
+    res = snakemake(pipeline, slurm.env, "--forcerun", "run", "--cluster-generic-submit-cmd", "qsub -V -cwd",
+                    profile="profiles/cluster-generic")
+    assert res.returncode != 0
+    assert "the submit command's program 'qsub' is not on the PATH (qsub -V -cwd)" in res.stdout + res.stderr
+    assert slurm.jobs() == before
 
 
 def test_a_partition_that_does_not_exist_fails_before_submitting(slurm, pipeline, tmp_path):

@@ -8,7 +8,8 @@ submitted anything.
 
 The checks ask the scheduler's own commands, the way the executor will:
 
-- the commands the executor calls are on the PATH;
+- the commands the executor calls are on the PATH (for cluster-generic:
+  every program its submit, status and cancel command lines start);
 - the SLURM controller answers (`sinfo`);
 - every partition the jobs ask for (`slurm_partition` resource) exists and
   is up; without one, the cluster has a default partition;
@@ -17,6 +18,7 @@ The checks ask the scheduler's own commands, the way the executor will:
   (slurmdbd); without it, the executor's `--slurm-status-command squeue`
   needs MinJobAge of at least 120 s (else the plugin falls back to sacct).
 """
+import os
 import shlex
 import shutil
 import subprocess
@@ -117,14 +119,36 @@ def slurm_problems(partitions, mem_mb_by_partition=None, status_command=None, ru
     return problems
 
 
-def command_problems(name: str, command, which=shutil.which) -> list:
-    """A cluster-generic command (submit, status, cancel): its program must be found."""
+def programs_of(command: str) -> list:
+    """The programs a shell command line starts: the first word of each part between
+    &&, ||, ;, | and &, leading VAR=value assignments skipped."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    programs, expect = [], True
+    for token in lexer:
+        if token and set(token) <= set(";&|"):
+            expect = True
+        elif expect and "=" in token and not token.startswith(("=", "/", ".")) and token.split("=")[0].isidentifier():
+            continue
+        elif expect:
+            programs.append(token)
+            expect = False
+    return programs
+
+
+def command_problems(name: str, command, which=shutil.which, cwd=None) -> list:
+    """A cluster-generic command (submit, status, cancel): every program it starts must be found."""
     if not command:
         return [] if name != "submit" else ["no submit command: set cluster-generic-submit-cmd in the profile"]
-    program = shlex.split(command)[0]
-    if not which(program):
-        return [f"the {name} command's program '{program}' is not on the PATH ({command})"]
-    return []
+    problems = []
+    for program in programs_of(command):
+        if "/" in program:
+            path = os.path.join(cwd or os.getcwd(), program)
+            if not os.access(path, os.X_OK):
+                problems.append(f"the {name} command's program '{program}' is not an executable file ({command})")
+        elif not which(program):
+            problems.append(f"the {name} command's program '{program}' is not on the PATH ({command})")
+    return problems
 
 
 def preflight(workflow, jobs) -> list:
