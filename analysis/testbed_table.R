@@ -39,12 +39,20 @@ short_revision <- function(rev) {
   sub("^([0-9a-f]{12})[0-9a-f]{28}", "\\1", rev)
 }
 
+# The hosts the runs ran on (run.json testbed.host; a cluster spreads runs over many):
+# each with its number of runs, or only their number beyond six hosts.
+hosts_text <- function(metas) {
+  hosts <- vapply(metas, function(m) as.character(m$testbed$host %||% NA_character_), "")
+  n <- length(unique(hosts[!is.na(hosts)]))
+  if (n > 6) sprintf("%d hosts", n) else distinct_text(hosts)
+}
+
 runs <- read_runs(args[1])
 metas <- lapply(runs$runs, `[[`, "meta")
 counts <- verdict_counts(runs$index)
 rows <- tibble(
   item = c("Runs", "Profile", "Backend", "Clock", "Guest kernel", "Congestion controls",
-           "Git revision", "Boot time", "Set-up time", "Experiment time", "Wall time per run"),
+           "Git revision", "Hosts", "Boot time", "Set-up time", "Experiment time", "Wall time per run"),
   value = c(sprintf("%d (%d valid, %d invalid, %d failed)", length(metas), counts[["valid"]],
                     counts[["invalid"]], counts[["failed"]]),
             field(metas, function(m) m$profile),
@@ -53,6 +61,7 @@ rows <- tibble(
             field(metas, function(m) m$testbed$kernel_release),
             field(metas, function(m) m$testbed$congestion_controls),
             field(metas, function(m) short_revision(m$git_revision)),
+            hosts_text(metas),
             timing(metas, "boot_s"), timing(metas, "setup_s"),
             timing(metas, "experiment_s"), timing(metas, "wall_s")))
 

@@ -247,6 +247,7 @@ def test_testbed_table(tree, tmp_path):
     assert "Guest kernel & 6.1.0-synthetic \\\\" in tex
     assert "Runs & 4 (2 valid, 1 invalid, 1 failed) \\\\" in tex
     assert "Congestion controls & reno, cubic, bbr \\\\" in tex
+    assert "Hosts & (not recorded) \\\\" in tex      # the synthetic runs name no host
 
 
 @pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
