@@ -149,8 +149,8 @@ def test_sweep_over_congestion_controls_needs_every_variant():
     assert "sweep.flows.2.module_params.beta_ppm = 1: flows.2.module_params: {'beta_ppm': 1} differs" in message
 
 
-def test_variant_parameters_come_from_the_patches():
-    assert modules.parameters("bbr_e") == ["alpha_pct", "algorithm"]
+def test_variant_parameters_come_from_the_list():
+    assert modules.parameters("bbr_e") == ["alpha_pct", "algorithm", "extra_acked_cwnd"]
     assert modules.parameters("bbq_drain") == []
     assert set(modules.variants()) == {"bbq", "bbq_drain", "bbr_e", "adaptive_bbr", "bbr_fca"}
 

@@ -23,9 +23,16 @@ int h_bbq_queue_detected(u32 rtt, u32 min_rtt, u32 beta_ppm)
 	return bbq_queue_detected(rtt, min_rtt, beta_ppm);
 }
 
-u32 h_bbq_probe_len_us(u32 min_rtt, u32 alpha, int capped)
+u32 h_bbq_probe_len_us(u32 min_rtt, u32 alpha, int queue)
 {
-	return bbq_probe_len_us(min_rtt, alpha, capped);
+	return bbq_probe_len_us(min_rtt, alpha, queue);
+}
+
+int h_bbq_probe_ends(u64 elapsed, u32 min_rtt, u32 alpha, int queue,
+		     int losses, int inflight_full)
+{
+	return bbq_probe_ends(elapsed, min_rtt, alpha, queue, losses,
+			      inflight_full);
 }
 
 u32 h_bbr_e_cwnd_gain(u32 rtt, u32 prop, u32 alpha_pct, u32 algorithm)

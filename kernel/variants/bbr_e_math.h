@@ -13,12 +13,16 @@
  *   lastRTT <= propRTT          2.0   lastRTT < alpha * propRTT    2.0
  *   lastRTT < alpha * propRTT   1.5   otherwise                    1.0
  *   otherwise                   1.0
+ *
+ * algorithm 0: BBR's constant 2.0 (the module as plain BBR, a baseline).
  */
 static inline u32 bbr_e_cwnd_gain(u32 rtt_us, u32 prop_rtt_us, u32 alpha_pct,
 				  u32 algorithm)
 {
 	bool below_alpha = (u64)rtt_us * 100 < (u64)prop_rtt_us * alpha_pct;
 
+	if (algorithm == 0)
+		return 2 * BBR_UNIT;
 	if (algorithm == 1)
 		return below_alpha ? 2 * BBR_UNIT : BBR_UNIT;
 	if (rtt_us <= prop_rtt_us)

@@ -53,11 +53,11 @@ def test_patches_apply_to_kernel_source(tcp_bbr_c, tmp_path):
 
 def test_altered_source_fails_naming_the_hunk(tcp_bbr_c, tmp_path):
     """A tcp_bbr.c that differs inside a hunk's context fails the build, naming patch, hunk and file."""
-    line = "\t\tbbr->min_rtt_us;\n"                  # the end of is_full_length in bbr_is_next_cycle_phase
+    line = "\t\treturn is_full_length &&\n"       # the probe's exit in bbr_is_next_cycle_phase
     assert tcp_bbr_c.count(line) == 1
     src = tmp_path / "tcp_bbr.c"
-    src.write_text(tcp_bbr_c.replace(line, "\t\tbbr->min_rtt_us + 1;\n"))
-    (num, header, _), = [h for h in hunks("bbq") if "-\t\tbbr->min_rtt_us;\n" in h[2]]
+    src.write_text(tcp_bbr_c.replace(line, "\t\treturn is_full_length ||\n"))
+    (num, header, _), = [h for h in hunks("bbq") if "-" + line in h[2]]
     res = run("--src", src, "--out", tmp_path / "out", "bbq")
     assert res.returncode != 0
     assert "bbq.patch does not apply" in res.stderr and str(src) in res.stderr

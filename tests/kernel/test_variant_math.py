@@ -24,6 +24,7 @@ u32, u64, s64, c_int = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int64, ctypes.
 SIGNATURES = {
     "h_bbq_queue_detected": (c_int, [u32, u32, u32]),
     "h_bbq_probe_len_us": (u32, [u32, u32, c_int]),
+    "h_bbq_probe_ends": (c_int, [u64, u32, u32, c_int, c_int, c_int]),
     "h_bbr_e_cwnd_gain": (u32, [u32, u32, u32, u32]),
     "h_abbr_gain": (u32, [u32, u32, u64, u64, u32]),
     "h_abbr_backlog": (s64, [u32, u32, u64]),
@@ -45,11 +46,22 @@ ABBR_UNIT = 256          # ABBR_PKT_UNIT
 C, BETA = 0.4, 0.3       # CUBIC, as in the paper
 
 
-@pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    so = tmp_path_factory.mktemp("harness") / "libvariantmath.so"
-    res = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-                          "-I", str(VARIANTS), "-o", str(so), str(HARNESS)],
+def build_harness(out_dir: pathlib.Path, mutation=None):
+    """Compile the harness into out_dir; mutation = (header, old, new) compiles it against a copy of
+    kernel/variants with one text replacement in one header (a deliberately wrong module)."""
+    include = VARIANTS
+    if mutation:
+        header, old, new = mutation
+        include = out_dir / "variants"
+        include.mkdir()
+        for h in VARIANTS.glob("*.h"):
+            (include / h.name).write_text(h.read_text())
+        text = (include / header).read_text()
+        assert text.count(old) == 1, f"mutation {old!r} does not name one place in {header}"
+        (include / header).write_text(text.replace(old, new))
+    so = out_dir / "libvariantmath.so"
+    res = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-shared",
+                          "-fPIC", "-I", str(include), "-o", str(so), str(HARNESS)],
                          capture_output=True, text=True)
     assert res.returncode == 0, f"harness does not compile:\n{res.stderr}"
     dll = ctypes.CDLL(str(so))
@@ -57,6 +69,11 @@ def lib(tmp_path_factory):
         fn = getattr(dll, name)
         fn.restype, fn.argtypes = res_t, args
     return dll
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    return build_harness(tmp_path_factory.mktemp("harness"))
 
 
 def test_shim_constants_match_kernel(lib):
@@ -76,41 +93,118 @@ def test_shim_constants_match_kernel(lib):
 
 # --- BBQ (Ma et al., Sec. V-B) -------------------------------------------------------------
 
-def test_bbq_queue_detection_is_exact(lib):
-    """queue <=> RTT >= (1 + beta) MinRTT, compared exactly (rationals) on a grid and at the edges."""
+def bbq_queue_reference(rtt, min_rtt, beta_ppm):
+    """Sec. V-B: the pipe is under-utilised iff RTT < (1 + beta) MinRTT; a queue persists otherwise."""
+    return not Fraction(rtt) < (1 + Fraction(beta_ppm, 1_000_000)) * min_rtt
+
+
+def bbq_probe_ends_reference(elapsed, min_rtt, alpha, queue, losses, inflight_full):
+    """When a ProbeBW probing period (pacing gain 1.25) ends, from the paper (Sec. V-B/C):
+
+    - with a persistent queue the probing period lasts rho = min(MinRTT, alpha); "instead of probing
+      for MinRTT time" it lasts rho, whatever the inflight;
+    - without one, "BBQ simply reduces to BBR". So does a queue with MinRTT <= alpha: then
+      rho = MinRTT, BBR's own probing period, and BBR ends a probe only after one MinRTT and once
+      inflight reached 1.25 BDP or packets were lost (tcp_bbr.c, bbr_is_next_cycle_phase).
+    Time is compared as BBR does (strictly longer than the period)."""
+    rho = min(min_rtt, alpha) if queue else min_rtt
+    if rho == min_rtt:                         # BBR's probe
+        return elapsed > min_rtt and (losses or inflight_full)
+    return elapsed > rho
+
+
+def bbq_cases(seed, n):
+    rng = random.Random(seed)
+    cases = []
+    for m in (1, 999, 2999, 3000, 3001, 10_000, 50_000, 4_000_000_000 // 2):
+        for a in (1, 3000, 15_000, 10_000_000):
+            for e in {0, a - 1, a, a + 1, m - 1, m, m + 1, 2 * m, 2 * a}:
+                cases += [(max(e, 0), m, a, q, l, f) for q in (0, 1) for l in (0, 1) for f in (0, 1)]
+    for _ in range(20_000):
+        m, a = rng.randrange(1, 200_000), rng.choice([3000, rng.randrange(1, 200_000)])
+        cases.append((rng.randrange(0, 3 * max(m, a)), m, a, rng.randrange(2), rng.randrange(2), rng.randrange(2)))
+    return cases
+
+
+def bbq_mismatches(lib, limit=5) -> list:
+    """Cases where the compiled BBQ logic disagrees with the paper's reference (queue detection,
+    probe end, probe length); [] for a correct module."""
+    bad = []
     rng = random.Random(1)
-    cases = [(rtt, m, b) for m in (1, 999, 10_000, 50_000, 4_000_000_000 // 2)
-             for b in (0, 5000, 8000, 10_000, 1_000_000)
-             for rtt in {m, m + 1, m * (1_000_000 + b) // 1_000_000, m * (1_000_000 + b) // 1_000_000 + 1,
-                         max(m - 1, 0), 2 * m}]
-    cases += [(rng.randrange(1, 1 << 32), rng.randrange(1, 1 << 32), rng.randrange(0, 1_000_001))
-              for _ in range(20_000)]
-    for rtt, m, b in cases:
+    queue_cases = [(rtt, m, b) for m in (1, 999, 10_000, 50_000, 4_000_000_000 // 2)
+                   for b in (0, 5000, 8000, 10_000, 1_000_000)
+                   for rtt in {m, m + 1, m * (1_000_000 + b) // 1_000_000, m * (1_000_000 + b) // 1_000_000 + 1,
+                               max(m - 1, 0), 2 * m}]
+    queue_cases += [(rng.randrange(1, 1 << 32), rng.randrange(1, 1 << 32), rng.randrange(0, 1_000_001))
+                    for _ in range(20_000)]
+    for rtt, m, b in queue_cases:
         rtt = min(rtt, 2**32 - 1)
-        want = Fraction(rtt) >= Fraction(m) * (1 + Fraction(b, 1_000_000))
-        assert bool(lib.h_bbq_queue_detected(rtt, m, b)) == want, (rtt, m, b)
+        if bool(lib.h_bbq_queue_detected(rtt, m, b)) != bbq_queue_reference(rtt, m, b):
+            bad.append(("queue", rtt, m, b))
+    for case in bbq_cases(2, 20_000):
+        if bool(lib.h_bbq_probe_ends(*case)) != bbq_probe_ends_reference(*case):
+            bad.append(("probe_ends",) + case)
+        elapsed, m, a, q, _, _ = case
+        if elapsed == 0 and lib.h_bbq_probe_len_us(m, a, q) != (min(m, a) if q else m):
+            bad.append(("probe_len", m, a, q))
+        if len(bad) >= limit:
+            break
+    return bad[:limit]
 
 
-def test_bbq_probe_length(lib):
-    """rho = min(MinRTT, alpha) while capped, MinRTT (BBR) otherwise."""
-    for m in (500, 3000, 10_000, 50_000):
-        for a in (1, 3000, 15_000):
-            assert lib.h_bbq_probe_len_us(m, a, 1) == min(m, a)
-            assert lib.h_bbq_probe_len_us(m, a, 0) == m
+def test_bbq_matches_the_paper(lib):
+    """Queue detection (exact, rationals), probe length rho and the probe's end, against the reference."""
+    assert bbq_mismatches(lib) == []
+
+
+def test_bbq_capped_probe_keeps_bbrs_exit_when_min_rtt_is_below_alpha(lib):
+    """min_rtt <= alpha: rho = min_rtt, so the probe is BBR's; it does not end after min_rtt while
+    inflight is short of 1.25 BDP and nothing was lost, even with a queue."""
+    assert not lib.h_bbq_probe_ends(2500, 2000, 3000, 1, 0, 0)
+    assert lib.h_bbq_probe_ends(2500, 2000, 3000, 1, 0, 1) and lib.h_bbq_probe_ends(2500, 2000, 3000, 1, 1, 0)
+    assert not lib.h_bbq_probe_ends(3000, 3000, 3000, 1, 0, 0)       # min_rtt == alpha: still BBR
+    # alpha < min_rtt with a queue: ends once alpha has elapsed, whatever the inflight
+    assert lib.h_bbq_probe_ends(3001, 50_000, 3000, 1, 0, 0) and not lib.h_bbq_probe_ends(3000, 50_000, 3000, 1, 0, 0)
+    # no queue: BBR
+    assert not lib.h_bbq_probe_ends(3001, 50_000, 3000, 0, 0, 1) and lib.h_bbq_probe_ends(50_001, 50_000, 3000, 0, 0, 1)
+
+
+BBQ_MUTATIONS = {
+    # the edge this reference was written for: the cap (and its exit) applied even when min_rtt <= alpha
+    "cap without alpha < min_rtt": ("bbq_math.h", "return queue && alpha_us < min_rtt_us;", "return queue;"),
+    "cap without a queue": ("bbq_math.h", "return queue && alpha_us < min_rtt_us;", "return alpha_us < min_rtt_us;"),
+    "capped probe waits for inflight": ("bbq_math.h", "return elapsed_us > alpha_us;",
+                                        "return elapsed_us > alpha_us && (losses || inflight_full);"),
+    "capped probe lasts min_rtt": ("bbq_math.h", "return elapsed_us > alpha_us;", "return elapsed_us > min_rtt_us;"),
+    "BBR exit ignores losses": ("bbq_math.h", "(losses || inflight_full)", "(inflight_full)"),
+    "queue on RTT > threshold": ("bbq_math.h", "return (u64)rtt_us * 1000000 >=", "return (u64)rtt_us * 1000000 >"),
+    "queue without the slack": ("bbq_math.h", "(1000000 + beta_ppm)", "1000000"),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(BBQ_MUTATIONS))
+def test_bbq_reference_catches_a_wrong_module(mutation, tmp_path):
+    assert bbq_mismatches(build_harness(tmp_path, BBQ_MUTATIONS[mutation]), limit=1), mutation
 
 
 # --- BBR-E (Kim et al., Algorithms 1 and 2) ------------------------------------------------
 
 def bbr_e_reference(rtt, prop, alpha_pct, algorithm):
+    """Kim et al., Algorithm 1 (queue buildup suppression) and Algorithm 2 (BBR-E), as printed;
+    algorithm 0 is BBR's constant cwnd gain of 2 (the module's plain-BBR baseline)."""
     alpha = Fraction(alpha_pct, 100)
+    if algorithm == 0:
+        return 2.0
     if algorithm == 1:
         return 2.0 if rtt < alpha * prop else 1.0
     if rtt <= prop:
         return 2.0
-    return 1.5 if rtt < alpha * prop else 1.0
+    if prop < rtt < alpha * prop:
+        return 1.5
+    return 1.0
 
 
-def test_bbr_e_cwnd_gain_is_exact(lib):
+def bbr_e_mismatches(lib, limit=5) -> list:
     rng = random.Random(2)
     cases = []
     for prop in (1, 100, 10_000, 100_000):
@@ -118,11 +212,35 @@ def test_bbr_e_cwnd_gain_is_exact(lib):
             edge = prop * alpha // 100
             cases += [(r, prop, alpha) for r in (0, prop - 1, prop, prop + 1, edge - 1, edge, edge + 1, 3 * prop)]
     cases += [(rng.randrange(0, 1 << 32), rng.randrange(1, 1 << 30), rng.randrange(101, 401)) for _ in range(20_000)]
+    bad = []
     for rtt, prop, alpha in cases:
         rtt = max(rtt, 0)
-        for algorithm in (1, 2):
+        for algorithm in (0, 1, 2):
             got = lib.h_bbr_e_cwnd_gain(rtt, prop, alpha, algorithm) / BBR_UNIT
-            assert got == bbr_e_reference(rtt, prop, alpha, algorithm), (rtt, prop, alpha, algorithm)
+            if got != bbr_e_reference(rtt, prop, alpha, algorithm):
+                bad.append((rtt, prop, alpha, algorithm, got))
+                if len(bad) >= limit:
+                    return bad
+    return bad
+
+
+def test_bbr_e_cwnd_gain_is_exact(lib):
+    assert bbr_e_mismatches(lib) == []
+
+
+BBR_E_MUTATIONS = {
+    "alpha threshold inclusive": ("bbr_e_math.h", "(u64)rtt_us * 100 < (u64)prop_rtt_us", "(u64)rtt_us * 100 <= (u64)prop_rtt_us"),
+    "middle gain 1.25": ("bbr_e_math.h", "BBR_UNIT * 3 / 2", "BBR_UNIT * 5 / 4"),
+    "gain 2 only below propRTT": ("bbr_e_math.h", "if (rtt_us <= prop_rtt_us)", "if (rtt_us < prop_rtt_us)"),
+    "RTT in ms, not us": ("bbr_e_math.h", "(u64)rtt_us * 100 <", "(u64)(rtt_us / 1000) * 100000 <"),
+    "algorithm 1 keeps 1.5": ("bbr_e_math.h", "return below_alpha ? 2 * BBR_UNIT : BBR_UNIT;",
+                              "return below_alpha ? 2 * BBR_UNIT : BBR_UNIT * 3 / 2;"),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(BBR_E_MUTATIONS))
+def test_bbr_e_reference_catches_a_wrong_module(mutation, tmp_path):
+    assert bbr_e_mismatches(build_harness(tmp_path, BBR_E_MUTATIONS[mutation]), limit=1), mutation
 
 
 # --- Adaptive-BBR (Yang et al., Algorithm 1, Eq. 5) ----------------------------------------
