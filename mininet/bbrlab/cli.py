@@ -7,11 +7,13 @@
     run SPEC --out ROOT [--profile P] [--backend uml|native] [--clock real|virtual]
         [--point NAME] [--rep K] [--kernel PATH]
     check-native                      say whether this host can run the native backend
+    clean [--dry-run]                 remove a killed native run's leftovers (like mn -c)
 """
 import argparse
 import csv
 import io
 import json
+import os
 import pathlib
 import signal
 import sys
@@ -61,6 +63,9 @@ def main(argv=None) -> int:
     p_run.add_argument("--rep", type=int)
     p_run.add_argument("--kernel", help="UML kernel (default build/kernel/linux)")
     sub.add_parser("check-native", help="check this host's prerequisites for the native backend")
+    p_clean = sub.add_parser("clean", help="remove a killed native run's leftovers from this host (like mn -c)")
+    p_clean.add_argument("--dry-run", action="store_true", help="only say what would be removed")
+    p_clean.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     try:
         if args.command == "validate":
@@ -80,6 +85,17 @@ def main(argv=None) -> int:
             extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
                                  clock=args.clock, only_point=args.point, only_rep=args.rep, **extra)
+        elif args.command == "clean":
+            from . import cleanup
+            if not args.dry_run and os.geteuid() != 0:
+                print("bbrlab: clean removes network devices and modules: run it as root "
+                      "(or with --dry-run)", file=sys.stderr)
+                return 3
+            done = cleanup.clean(dry_run=args.dry_run, progress=(lambda _m: None) if args.quiet else print)
+            if args.dry_run:
+                print("\n".join(done.describe()) or "nothing to clean")
+            elif not done and not args.quiet:
+                print("nothing to clean")
         elif args.command == "check-native":
             backends.get("native").check()
             print("native backend: all prerequisites present")

@@ -2,16 +2,19 @@
 
 For a real Linux host or the Vagrant VM. Before anything runs it checks that
 the kernel can do what the experiments need and refuses, naming every
-missing piece, when it cannot.
+missing piece, when it cannot. The guest runs under the tether (tether.py) like the
+UML kernel does; `bbrlab clean` (cleanup.py) runs before each run and after it,
+however it ended.
 """
 import os
 import pathlib
+import shlex
 import shutil
 import subprocess
 import sys
 import time
 
-from . import BackendError, GuestResult
+from . import BackendError, GuestResult, tethered
 
 PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
 QDISCS = {"netem": ["netem", "delay", "1ms"], "fq": ["fq"], "tbf": ["tbf", "rate", "1mbit", "burst", "3000", "limit", "3000"],
@@ -72,26 +75,28 @@ class NativeBackend:
     def describe(self) -> dict:
         return {"backend": self.name, "kernel_release": os.uname().release}
 
+    def cleanup_command(self) -> str:
+        """What the tether runs after the guest, however the run ended (cleanup.py)."""
+        return f"{shlex.quote(sys.executable)} -m bbrlab clean --quiet"
+
+    def guest_command(self, run_dir: pathlib.Path) -> list:
+        return [sys.executable, "-m", "bbrlab.guest", str(run_dir)]
+
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
+        from .. import cleanup
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"
         raw.mkdir(exist_ok=True)
         console = raw / "console.log"
         env = dict(os.environ, PYTHONPATH=str(PACKAGE_PARENT))
         start = time.time()
-        timed_out = False
-        before = os.times()
-        with open(console, "wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "bbrlab.guest", str(run_dir)], stdout=out,
-                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
-            try:
-                status = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                os.killpg(proc.pid, 9)
-                status = proc.wait()
-                _run(["mn", "-c"])
-        after = os.times()
-        cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        with open(console, "w") as out:
+            # leftovers of an earlier run that was killed would collide with this one's names
+            cleanup.clean(progress=lambda m: out.write(f"host: {m}\n"))
+            out.flush()
+            # The tether kills the guest's process group and then runs the cleanup: after the
+            # run, on the timeout, and when the runner is killed (SIGKILL included).
+            status, usage, timed_out = tethered(self.guest_command(run_dir), out, timeout_s, env=env,
+                                                after=self.cleanup_command())
         return GuestResult(exit_status=-1 if timed_out else status, timed_out=timed_out,
-                           wall_s=time.time() - start, cpu_s=cpu, console=str(console))
+                           wall_s=time.time() - start, cpu_s=usage.ru_utime + usage.ru_stime, console=str(console))
