@@ -59,7 +59,8 @@ reproduced_cell <- function(i) {
   v <- fmt(r$mean, d)
   if (!is.na(r$ci_lo)) v <- sprintf("%s [%s, %s]", v, fmt(r$ci_lo, d), fmt(r$ci_hi, d))
   if (r$aggregate != "" && r$n_points > 0)
-    v <- sprintf("%s\\newline {\\scriptsize at %s}", v, tex_escape(gsub("__", ", ", r$at, fixed = TRUE)))
+    v <- sprintf("%s\\newline {\\scriptsize at %s}", v,
+                 gsub("\\_", "\\_\\allowbreak{}", tex_escape(gsub("__", ", ", r$at, fixed = TRUE)), fixed = TRUE))
   v
 }
 
