@@ -24,6 +24,7 @@ RES = f"results/{PROFILE}"
 BACKEND = config.get("backend", "uml")      # --config backend=native on a real host / the Vagrant VM
 KERNEL = "build/kernel/linux"
 MODULES = "build/modules"
+VAGRANT_UP = "build/vagrant/up"            # marker: the VM is up (backend=vagrant, bbrlab/vagrant.py)
 PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
 
 
@@ -110,17 +111,41 @@ rule run:
         spec=lambda wildcards: spec_path(wildcards.experiment),
         kernel=[KERNEL] if BACKEND == "uml" else [],
         modules=modules_of,
+        vm=[ancient(VAGRANT_UP)] if BACKEND == "vagrant" else [],
     output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
     log: f"{RES}/logs/{{experiment}}/{{point}}/rep{{rep}}.log"
-    threads: 1
+    threads: 1 if BACKEND == "uml" else workflow.cores   # native, vagrant: one dumbbell per host at a time
     resources:      # what a cluster job reserves (bbrlab/resources.py)
         mem_mb=lambda wildcards: bbrresources.mem_mb(run_job(wildcards), BACKEND),
         runtime=lambda wildcards, attempt: bbrresources.runtime_min(run_job(wildcards), attempt),
     shell:
-        f"{PY} run {{input.spec}} --profile {PROFILE} --out {RES}/runs --point {{wildcards.point}} "
-        f"--rep {{wildcards.rep}} --backend {BACKEND} "
+        f"{PY} {'vagrant-run' if BACKEND == 'vagrant' else 'run'} {{input.spec}} --profile {PROFILE} "
+        f"--out {RES}/runs --point {{wildcards.point}} --rep {{wildcards.rep}} "
+        + (f"--backend {BACKEND} " if BACKEND != "vagrant" else "")
         + (f"--kernel {KERNEL} " if BACKEND == "uml" else "")
         + "2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
+
+
+rule vagrant_up:
+    """backend=vagrant: the VM booted (provisioned on its first boot) and the repository synced into it."""
+    input: "Vagrantfile", "envs/provision-vm.sh"
+    output: touch(VAGRANT_UP)
+    shell: "vagrant up && vagrant rsync"
+
+
+def vagrant_done():
+    """backend=vagrant: halt the VM when the pipeline ends, unless --config vagrant_keep=true."""
+    if BACKEND == "vagrant" and not config.get("vagrant_keep", False) and pathlib.Path(VAGRANT_UP).exists():
+        from bbrlab import vagrant as bbrvagrant
+        bbrvagrant.halt(VAGRANT_UP)
+
+
+onsuccess:
+    vagrant_done()
+
+
+onerror:
+    vagrant_done()
 
 
 def experiment_runs(wildcards):

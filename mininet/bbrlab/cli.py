@@ -8,6 +8,8 @@
         [--point NAME] [--rep K] [--kernel PATH]
     check-native                      say whether this host can run the native backend
     clean [--dry-run]                 remove a killed native run's leftovers (like mn -c)
+    vagrant-run SPEC --out ROOT --point NAME --rep K [--profile P]
+                                      one run on the native backend in the Vagrant VM
 """
 import argparse
 import csv
@@ -63,6 +65,12 @@ def main(argv=None) -> int:
     p_run.add_argument("--rep", type=int)
     p_run.add_argument("--kernel", help="UML kernel (default build/kernel/linux)")
     sub.add_parser("check-native", help="check this host's prerequisites for the native backend")
+    p_vag = sub.add_parser("vagrant-run", help="one run on the native backend in the Vagrant VM (vagrant.py)")
+    p_vag.add_argument("spec")
+    p_vag.add_argument("--out", required=True, help="results root, relative to the repository")
+    p_vag.add_argument("--profile")
+    p_vag.add_argument("--point", required=True)
+    p_vag.add_argument("--rep", type=int, required=True)
     p_clean = sub.add_parser("clean", help="remove a killed native run's leftovers from this host (like mn -c)")
     p_clean.add_argument("--dry-run", action="store_true", help="only say what would be removed")
     p_clean.add_argument("--quiet", action="store_true")
@@ -85,6 +93,13 @@ def main(argv=None) -> int:
             extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
                                  clock=args.clock, only_point=args.point, only_rep=args.rep, **extra)
+        elif args.command == "vagrant-run":
+            from . import vagrant
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+            status = vagrant.run(args.spec, args.profile, args.out, args.point, args.rep)
+            if status != 0:
+                print(f"bbrlab: the run in the Vagrant VM failed with status {status}", file=sys.stderr)
+                return 4
         elif args.command == "clean":
             from . import cleanup
             if not args.dry_run and os.geteuid() != 0:
