@@ -219,3 +219,24 @@ def test_invalid_runs_are_left_out(tmp_path):
     constant_run(root, "e", "p", 2, 10.0, failed_check="guest_cpu")
     row = evaluate(tmp_path, root, [dict(id="x", value="50", point="p")])["x"]
     assert (row["n"], row["n_runs"], row["verdict"]) == ("1", "2", "reproduced")
+
+
+def test_claims_compare_puts_two_run_sets_side_by_side(tmp_path, sweep):
+    rows = [dict(id="all", value="10", kind="bound", op="<", point="x<=4", aggregate="all"),
+            dict(id="max", value="12", point="x<=4", aggregate="max")]
+    evaluate(tmp_path, sweep, rows)
+    other = tmp_path / "other"
+    other.mkdir()
+    constant_run(tmp_path / "r2", "e", "x=1", 1, 5.0)
+    claims = write_claims(other / "c.csv", rows, header=COLUMNS, metric="ss_goodput_mbps",
+                          args="flow = 1", experiment="e")
+    rscript(ANALYSIS / "claims.R", claims, tmp_path / "r2", other / "c.tex")
+    out = tmp_path / "cmp.md"
+    rscript(ANALYSIS / "claims_compare.R", out, f"A={tmp_path / 'c.csv'}", f"B={other / 'c.csv'}")
+    lines = out.read_text().splitlines()
+    assert len(lines) == 2 + 2 + 1
+    assert lines[2].startswith("| all | all < 10") and "not reproduced" in lines[2]
+    # B ran only x=1 (5 Mbit/s): "all < 10" holds there, and the max is 5, not 12
+    assert lines[2].endswith("| reproduced (marginal) |")
+    assert "5.00 (n=1, 1 pts)" in lines[3] and lines[3].endswith("| not reproduced (marginal) |")
+    assert "1 reproduced, 0 qualitatively reproduced, 1 not reproduced, 0 not run" in lines[4]
