@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""How long a profile takes on N cluster cores, extrapolated from measured runs.
+
+    .venv/bin/python bench/cluster_estimate.py RUNS_DIR [--profile paper] [--cores 2 8 32 128]
+                                               [--out bench/results/cluster-estimate-<date>]
+
+RUNS_DIR holds finished runs (run.json, e.g. results/quick/runs). From each
+its measured host CPU seconds per experiment second (run.json timings:
+host_cpu_s / experiment_s, boot and set-up included) is taken; every run of
+the target profile (its specs expanded, config/<profile>.yaml) gets the rate
+of the measured run of the same experiment and sweep point, else the mean
+rate of that experiment's measured runs, else the mean of all, and a
+host-CPU estimate of rate x its duration. On the virtual clock a run is
+CPU-bound on its one core (measured: wall 40.9 s against 39.3 s of host CPU,
+bench/results/run-cost-2026-11-22.md), so a run's wall time on a cluster
+core is taken to be that estimate. The runs are then placed on N cores,
+longest first, each on the core that frees first (what a scheduler with N
+free cores does with independent jobs): the time the last one ends is the
+estimate. Rates measured over short runs include a fixed boot and set-up
+cost spread over few seconds, so the estimates for longer runs are on the
+high side. Writes <out>.md and prints it.
+"""
+import argparse
+import datetime
+import heapq
+import json
+import pathlib
+import statistics
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "mininet"))
+from bbrlab import spec  # noqa: E402
+
+
+def measured_rates(runs_dir: pathlib.Path) -> dict:
+    """{(experiment, point): host CPU s per experiment s} of the complete, ok runs below runs_dir."""
+    rates = {}
+    for path in sorted(runs_dir.glob("*/*/rep*/run.json")):
+        run = json.loads(path.read_text())
+        timings = run.get("timings", {})
+        if run.get("status") != "ok" or not timings.get("experiment_s") or not timings.get("host_cpu_s"):
+            continue
+        rates.setdefault((run["experiment"], run["point"]), []).append(timings["host_cpu_s"] / timings["experiment_s"])
+    return {key: statistics.mean(v) for key, v in rates.items()}
+
+
+def spec_file(experiment: str) -> pathlib.Path:
+    return REPO / "mininet" / "specs" / experiment.split("_", 1)[0] / f"{experiment}.yaml"
+
+
+def estimate(experiments, profile, rates):
+    by_experiment = {}
+    for (exp, _point), rate in rates.items():
+        by_experiment.setdefault(exp, []).append(rate)
+    overall = statistics.mean(rates.values())
+    runs, sources = [], {"point": 0, "experiment": 0, "all": 0}
+    for exp in experiments:
+        for job in spec.expand(spec.load(spec_file(exp), profile=profile)):
+            if (exp, job["point"]) in rates:
+                rate, source = rates[(exp, job["point"])], "point"
+            elif exp in by_experiment:
+                rate, source = statistics.mean(by_experiment[exp]), "experiment"
+            else:
+                rate, source = overall, "all"
+            sources[source] += 1
+            runs.append((exp, job["point"], job["repetition"], job["duration_s"], rate * job["duration_s"]))
+    return runs, sources
+
+
+def makespan(durations, cores: int) -> float:
+    """Longest-first list scheduling of independent jobs on `cores` identical cores."""
+    free = [0.0] * min(cores, max(1, len(durations)))
+    heapq.heapify(free)
+    end = 0.0
+    for d in sorted(durations, reverse=True):
+        start = heapq.heappop(free)
+        heapq.heappush(free, start + d)
+        end = max(end, start + d)
+    return end
+
+
+def hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs_dir", type=pathlib.Path)
+    parser.add_argument("--profile", default="paper")
+    parser.add_argument("--cores", type=int, nargs="+", default=[2, 8, 32, 128, 512])
+    parser.add_argument("--out", type=pathlib.Path,
+                        default=REPO / "bench" / "results" / f"cluster-estimate-{datetime.date.today()}")
+    args = parser.parse_args(argv)
+    import yaml
+    config = yaml.safe_load((REPO / "config" / f"{args.profile}.yaml").read_text())
+    rates = measured_rates(args.runs_dir)
+    if not rates:
+        print(f"no complete runs below {args.runs_dir}", file=sys.stderr)
+        return 2
+    runs, sources = estimate(config["experiments"], args.profile, rates)
+    cpu = [r[4] for r in runs]
+    longest = max(runs, key=lambda r: r[4])
+    lines = [f"# Profile `{args.profile}` on N cluster cores (extrapolated)", "",
+             f"Measured: {len(rates)} runs below `{args.runs_dir}`, host CPU per experiment second "
+             f"{min(rates.values()):.2f}-{max(rates.values()):.2f} (mean {statistics.mean(rates.values()):.2f}).",
+             f"Profile `{args.profile}`: {len(runs)} runs, {hours(sum(r[3] for r in runs))} of experiment time; "
+             f"rates taken from the same sweep point for {sources['point']} runs, from the same experiment "
+             f"for {sources['experiment']}, from the mean of all for {sources['all']}.",
+             f"Estimated host CPU: {hours(sum(cpu))}; longest run: {longest[0]} {longest[1]} "
+             f"({longest[3]:g} s, about {hours(longest[4])}), the floor on any number of cores.", "",
+             "| cores | estimated wall time |", "|---|---|"]
+    lines += [f"| {n} | {hours(makespan(cpu, n))} |" for n in args.cores]
+    lines += ["", "Measured rates (host CPU s per experiment s):", "", "| experiment | point | rate |", "|---|---|---|"]
+    lines += [f"| {exp} | {point} | {rate:.2f} |" for (exp, point), rate in sorted(rates.items())]
+    text = "\n".join(lines) + "\n"
+    args.out.with_suffix(".md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
