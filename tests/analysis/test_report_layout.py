@@ -19,21 +19,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_runs  # noqa: E402
+from test_r_analysis import ANALYSIS, REPO, rscript  # noqa: E402,F401
 
-REPO = Path(__file__).resolve().parents[2]
-ANALYSIS = REPO / "analysis"
 PAPER = REPO / "paper"
 
 needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 needs_latex = pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
-
-
-def rscript(*args, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["Rscript", *map(str, args)], capture_output=True, text=True,
-                          cwd=REPO, timeout=300)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"Rscript {args} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc
 
 
 def papers() -> list[dict]:
