@@ -6,6 +6,7 @@
 # Each run is one job (one testbed boot); runs of all experiments share the
 # cores. Results: results/<profile>/runs/<experiment>/<point>/rep<k>/ (see
 # docs/tidy-data.md); the report: results/<profile>/report/report.pdf.
+import hashlib
 import pathlib
 import sys
 
@@ -23,6 +24,9 @@ if PROFILE != "quick":
 RES = f"results/{PROFILE}"
 BACKEND = config.get("backend", "uml")      # --config backend=native on a real host / the Vagrant VM
 KERNEL = "build/kernel/linux"
+KERNEL_INPUTS = ["kernel/build-uml.sh", "kernel/uml.config"]
+KERNEL_STAMP = "build/kernel/ready-" + hashlib.sha256(
+    b"".join(pathlib.Path(p).read_bytes() for p in KERNEL_INPUTS)).hexdigest()[:16]
 MODULES = "build/modules"
 VAGRANT_UP = "build/vagrant/up"            # marker: the VM is up (backend=vagrant, bbrlab/vagrant.py)
 PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
@@ -84,17 +88,24 @@ onstart:
 
 
 rule kernel:
-    """User-Mode Linux testbed kernel (kernel/build-uml.sh skips an up-to-date build)."""
-    input: "kernel/build-uml.sh", "kernel/uml.config"
-    output: KERNEL
+    """User-Mode Linux testbed kernel (kernel/build-uml.sh skips an up-to-date build).
+
+    Its output is a stamp named after the content of its inputs, not the kernel
+    binary: Snakemake deletes a rule's output before re-running it, and a fresh
+    checkout's newer file times would re-run the rule and remove a kernel that
+    running guests (or another checkout sharing build/) are using. The stamp's
+    name changes only when the inputs' content does; the script then rebuilds."""
+    input: [ancient(p) for p in KERNEL_INPUTS]
+    output: touch(KERNEL_STAMP)
+    threads: workflow.cores
     log: "build/kernel.log"
-    shell: "kernel/build-uml.sh build/kernel > {log} 2>&1 || (tail -30 {log}; exit 1)"
+    shell: "JOBS={threads} kernel/build-uml.sh build/kernel > {log} 2>&1 || (tail -30 {log}; exit 1)"
 
 
 rule variant_module:
     """A BBR variant as a loadable module for the testbed kernel (kernel/build-variants.sh)."""
     input:
-        KERNEL,
+        KERNEL_STAMP,
         "kernel/build-variants.sh",
         "kernel/variants/{variant}.patch",
         sorted(str(p) for p in pathlib.Path("kernel/variants").glob("*.h")),
@@ -109,7 +120,7 @@ rule run:
     """One testbed boot: one repetition of one point of one experiment."""
     input:
         spec=lambda wildcards: spec_path(wildcards.experiment),
-        kernel=[KERNEL] if BACKEND == "uml" else [],
+        kernel=[KERNEL_STAMP] if BACKEND == "uml" else [],
         modules=modules_of,
         vm=[ancient(VAGRANT_UP)] if BACKEND == "vagrant" else [],
     output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
