@@ -85,6 +85,15 @@
 #                               `during` (last queue sample before it leaves
 #                               ProbeRTT with a non-empty queue), mean over
 #                               episodes, %; whole run
+#   ss_goodput_cv_pct(run, flow, bin_s)  instability of throughput: the coefficient
+#                               of variation (sd / mean, %) of the flow's goodput
+#                               over consecutive bin_s-second bins (default 1 s)
+#                               inside the window, counting bins that cover at least
+#                               half of bin_s; without `flow`, the mean over the
+#                               flows with at least 3 such bins
+#   goodput_slope_mbps_s(run, flow, bin_s)  the least-squares slope of the flow's
+#                               goodput over the same bins against time, Mbit/s
+#                               per s (> 0: it grows over the window)
 #   probe_rtt_time_to_share_s(run, flow, during, share_pct)  median over those
 #                               episodes of the seconds from the episode's first
 #                               ProbeRTT sample until the flow holds >= share_pct
@@ -108,7 +117,8 @@ METRICS <- c("ss_goodput_mbps", "ss_share_pct", "ss_capacity_share_pct", "ss_tot
              "cheat_share_min_pct", "cheat_gain_min_pct", "rampup_s",
              "gain_time_pct", "gain_qdelay_rise_pct", "cwnd_bound_pct",
              "ss_queue_share_pct", "probe_rtt_queue_share_pct",
-             "probe_rtt_end_queue_share_pct", "probe_rtt_time_to_share_s")
+             "probe_rtt_end_queue_share_pct", "probe_rtt_time_to_share_s",
+             "ss_goodput_cv_pct", "goodput_slope_mbps_s")
 
 steady_window <- function(run, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
   if (!is.null(window)) return(window)
@@ -484,4 +494,36 @@ aggregate_valid <- function(tab, value = "value", by = character()) {
               min = if (n > 0) min(.data[[value]][valid], na.rm = TRUE) else NA_real_,
               max = if (n > 0) max(.data[[value]][valid], na.rm = TRUE) else NA_real_,
               .groups = "drop")
+}
+
+# A flow's goodput in consecutive bin_s-second bins inside the window w, from the
+# 0.1-s bins lying wholly inside it; a bin counts when it covers >= bin_s / 2.
+window_goodput_bins <- function(run, flow, w, bin_s) {
+  g <- run$goodput[run$goodput$flow == flow, ]
+  g <- g[in_window_bins(g, w), ]
+  if (nrow(g) == 0) return(tibble(t_s = numeric(), goodput_mbps = numeric()))
+  g$bin <- floor((g$t_s - g$interval_s - w[["start"]] + EPS_S) / bin_s)
+  g %>% group_by(bin) %>%
+    summarise(covered = sum(interval_s), goodput_mbps = sum(bytes) * 8 / sum(interval_s) / 1e6,
+              .groups = "drop") %>%
+    filter(covered >= bin_s / 2 - EPS_S) %>%
+    transmute(t_s = w[["start"]] + (bin + 0.5) * bin_s, goodput_mbps)
+}
+
+ss_goodput_cv_pct <- function(run, flow = NULL, bin_s = 1, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  w <- steady_window(run, warmup_s, window)
+  cv <- function(f) {
+    b <- window_goodput_bins(run, f, w, bin_s)
+    if (nrow(b) < 3 || mean(b$goodput_mbps) <= 0) return(NA_real_)
+    100 * stats::sd(b$goodput_mbps) / mean(b$goodput_mbps)
+  }
+  if (!is.null(flow)) return(cv(flow))
+  vals <- vapply(flows_table(run$meta)$flow, cv, 0)
+  if (all(is.na(vals))) NA_real_ else mean(vals, na.rm = TRUE)
+}
+
+goodput_slope_mbps_s <- function(run, flow, bin_s = 1, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  b <- window_goodput_bins(run, flow, steady_window(run, warmup_s, window), bin_s)
+  if (nrow(b) < 3) return(NA_real_)
+  unname(stats::coef(stats::lm(goodput_mbps ~ t_s, data = b))[2])
 }
