@@ -42,7 +42,8 @@ def test_ma2019_bbq_against_bbr_points():
 def test_unswept_spec_and_module_parameters():
     assert labels_of("ma2019_fig01") == {"base": "base"}
     assert list(labels_of("kim2019_bbre_alpha").values()) == [
-        "BBR", "BBR-E, alpha 1.25", "BBR-E, alpha 1.5", "BBR-E, alpha 2", "BBR-E, alpha 3"]
+        "BBR", "BBR-E, alpha 1.25", "BBR-E, alpha 1.5", "BBR-E, alpha 2", "BBR-E, alpha 3",
+        "Algorithm 1, alpha 1.5"]       # the spec's point_labels
 
 
 @pytest.mark.parametrize("path", sorted(SPECS.glob("*/*.yaml")), ids=lambda p: p.stem)

@@ -2,7 +2,8 @@
 # analysis/figures/kim2019/kim2019_bbre_alpha.R -- BBR-E (Kim et al.) sensitivity to its
 # threshold alpha, which the paper does not give: the 10-ms RTT flow's share of
 # a 10 Mbit/s bottleneck against a 100-ms RTT flow, plain BBR and BBR-E with
-# alpha = 1.25, 1.5 (the module default), 2 and 3.
+# alpha = 1.25, 1.5 (the module default), 2 and 3, and the paper's Algorithm 1
+# (queue-buildup suppression) at alpha = 1.5.
 #
 # Usage:   Rscript analysis/figures/kim2019/kim2019_bbre_alpha.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "kim2019_bbre_alpha" below <runs_dir>; the algorithm
@@ -22,6 +23,7 @@ config_label <- function(run) {
   flow <- run$meta$spec$flows[[1]]
   if (flow$cc != "bbr_e") return(toupper(flow$cc))
   alpha <- (flow$module_params$alpha_pct %||% 150) / 100
+  if ((flow$module_params$algorithm %||% 2) == 1) return(sprintf("Algorithm 1\nalpha = %g", alpha))
   sprintf("BBR-E\nalpha = %g%s", alpha, if (alpha == 1.5) " (default)" else "")
 }
 

@@ -1,0 +1,58 @@
+# analysis/figures/kim2019/common.R -- what the Kim et al. (2019) figure scripts share
+# (sourced by kim2019_fig0*.R after analysis/lib/figure.R; not a figure itself).
+#
+# kim_goodput_figure(experiment, title): the paper's Figs. 2-7 plot each flow's
+# throughput (Mbit/s) against time (s). Here: one panel per sweep point (rate,
+# with or without 6.1's ACK-aggregation allowance, alpha), each from the point's
+# FIRST VALID repetition, goodput in bin_s-second bins (default 1 s), the
+# steady-state window shaded and each flow's steady-state mean dashed, panels in
+# the spec's point order, the caption naming the runs and the excluded ones.
+
+kim_goodput_figure <- function(experiment, what, width = 6.5, panel_height = 2.1) {
+  a <- figure_args(experiment)
+  bin_s <- if (is.na(a$bin_s)) 1 else a$bin_s
+  er <- a$runs
+  points <- unique(er$index$point[er$index$valid])
+  firsts <- lapply(points, function(p) first_valid_run(er, function(r) r$key$point == p))
+  firsts <- Filter(Negate(is.null), firsts)
+  if (length(firsts) == 0) {
+    save_figure(no_valid_run_plot(experiment, er), a$out_pdf, width, 2.5)
+    return(invisible(NULL))
+  }
+  # panel order: the order the runs were read in (read_runs() sorts point names naturally)
+  panel_of <- function(r) sprintf("%s (rep %d)", point_label(r$meta), r$key$repetition)
+  panels <- vapply(firsts, panel_of, "")
+  flows <- flows_table(firsts[[1]]$meta)
+  if (anyDuplicated(flows$label)) flows$label <- sprintf("flow %d: %s", flows$flow, flows$label)
+  g <- bind_rows(lapply(firsts, function(r) {
+    rebin_goodput(r$goodput, bin_s) %>% mutate(panel = panel_of(r))
+  })) %>% mutate(flow_label = factor(flows$label[match(flow, flows$flow)], levels = flows$label),
+                 panel = factor(panel, levels = panels))
+  windows <- bind_rows(lapply(firsts, function(r) {
+    w <- steady_window(r, a$warmup_s)
+    tibble(panel = panel_of(r), start = w[["start"]], end = w[["end"]])
+  })) %>% mutate(panel = factor(panel, levels = panels))
+  means <- bind_rows(lapply(firsts, function(r) {
+    w <- steady_window(r, a$warmup_s)
+    ss_goodput_table(r, a$warmup_s) %>%
+      transmute(flow_label = factor(flows$label[match(flow, flows$flow)], levels = flows$label), goodput_mbps,
+                start = w[["start"]], end = w[["end"]], panel = panel_of(r))
+  })) %>% mutate(panel = factor(panel, levels = panels))
+  p <- ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) +
+    geom_rect(data = windows, aes(xmin = start, xmax = end, ymin = -Inf, ymax = Inf),
+              inherit.aes = FALSE, fill = "grey50", alpha = 0.12) +
+    geom_line(linewidth = 0.45) +
+    geom_segment(data = means, aes(x = start, xend = end, y = goodput_mbps, yend = goodput_mbps,
+                                   colour = flow_label),
+                 inherit.aes = FALSE, linetype = "dashed", linewidth = 0.35) +
+    facet_wrap(~panel, ncol = 1, scales = "free_y") +
+    scale_colour_manual(values = FLOW_COLOURS) +
+    scale_x_continuous("Time (s)", limits = c(0, NA), breaks = scales::breaks_pretty(8),
+                       expand = expansion(mult = c(0, 0.01))) +
+    scale_y_continuous("Throughput (Mbit/s)", limits = c(0, NA)) +
+    labs(caption = sweep_caption(experiment, er, a$warmup_s, paste0(
+      what, "; first valid repetition of each point, goodput in ", format(bin_s),
+      "-s bins; shaded: steady state, dashed: each flow's steady-state mean"))) +
+    theme_paper()
+  save_figure(p, a$out_pdf, width, 0.9 + panel_height * length(firsts))
+}
