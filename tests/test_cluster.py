@@ -159,6 +159,8 @@ def test_pipeline_runs_on_slurm_and_builds_the_report(slurm, pipeline):
     assert not list(runs_dir.glob("*/.rep1.tmp")) and not list(runs_dir.glob("*/rep1.failed"))
     report = pipeline / "results" / "quick" / "report" / "report.pdf"
     assert report.stat().st_size > 10_000
+    testbed_tex = (pipeline / "results" / "quick" / "report" / "generated" / "testbed.tex").read_text()
+    assert f"Hosts & {slurm.node} \\\\" in testbed_tex          # one host, named
     # each SLURM job asked for what the run rule declares (bbrlab/resources.py)
     job = spec.expand(spec.load(pipeline / "mininet" / "specs" / "smoke" / f"{EXPERIMENT}.yaml", profile="quick"))[0]
     minutes = resources.runtime_min(job)
