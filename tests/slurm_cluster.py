@@ -15,6 +15,7 @@ jobs to stay visible for a while: MinJobAge=600 below (the plugin's minimum
 is 120 s).
 """
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -61,7 +62,7 @@ ClusterName=bbrlabtest
 SlurmctldHost={self.node}(127.0.0.1)
 SlurmctldPort={free_port()}
 SlurmdPort={free_port()}
-SlurmUser={os.environ.get("USER") or "root"}
+SlurmUser={pwd.getpwuid(os.geteuid()).pw_name}
 AuthType=auth/munge
 AuthInfo=socket={self.munge_socket}
 CryptoType=crypto/munge

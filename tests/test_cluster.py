@@ -71,6 +71,8 @@ def pipeline_copy(root: pathlib.Path, kernel) -> pathlib.Path:
 
 @pytest.fixture(scope="module")
 def slurm(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("the one-node SLURM runs slurmd, which starts jobs as their user: needs root")
     missing = slurm_cluster.missing_tools()
     if missing:
         pytest.fail(f"SLURM/munge tools missing ({', '.join(missing)}): run ./setup.sh (envs/debian-packages.txt)")
