@@ -13,13 +13,16 @@ kim_goodput_figure <- function(experiment, what, width = 6.5, panel_height = 2.1
   bin_s <- if (is.na(a$bin_s)) 1 else a$bin_s
   er <- a$runs
   points <- unique(er$index$point[er$index$valid])
+  # within a rate, the module's defaults (module_params=none) before the alternatives
+  rate <- suppressWarnings(as.numeric(sub(".*rate_mbps=([0-9.]+).*", "\\1", points)))
+  points <- points[order(rate %|NA|% 0, !grepl("module_params=none", points), points)]
   firsts <- lapply(points, function(p) first_valid_run(er, function(r) r$key$point == p))
   firsts <- Filter(Negate(is.null), firsts)
   if (length(firsts) == 0) {
     save_figure(no_valid_run_plot(experiment, er), a$out_pdf, width, 2.5)
     return(invisible(NULL))
   }
-  # panel order: the order the runs were read in (read_runs() sorts point names naturally)
+  # panel order: by rate, the module's defaults first, then the point names
   panel_of <- function(r) sprintf("%s (rep %d)", point_label(r$meta), r$key$repetition)
   panels <- vapply(firsts, panel_of, "")
   flows <- flows_table(firsts[[1]]$meta)
