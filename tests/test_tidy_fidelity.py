@@ -4,11 +4,17 @@ testbed (tests/fixtures/run_fig1short.tar.xz: 10-ms and 50-ms BBR flows, 100 Mbi
 import copy
 import csv
 import json
+import os
+import subprocess
+import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 
 from bbrlab import fidelity, tidy, units
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -163,3 +169,37 @@ def test_variant_flag_in_bit_0_of_the_bandwidth(cc, bw, expected):
                                                           "pacing_gain": 1.0, "cwnd_gain": 2.0}}
     (row,) = tidy.tcp_rows(1, [{"t": 101.0, "socks": [sock]}], t0=100.0)
     assert {k: row.get(k) for k in expected} == expected
+
+
+def test_mode_from_gains_for_variants_that_keep_bbrs_gains():
+    """ProbeRTT is pacing gain 1 with cwnd gain 1: read off the gains for bbr and the
+    variants that keep BBR's gains per mode (variants.yaml bbr_modes), not for BBR-E,
+    whose ProbeBW uses cwnd gain 1 too."""
+    probe_rtt = {"pacing_gain": 1.0, "cwnd_gain": 1.0}
+    cruise = {"pacing_gain": 1.0, "cwnd_gain": 2.0}
+    for cc in ("bbr", "bbq", "bbq_drain", "adaptive_bbr"):
+        assert tidy.bbr_state(cc, probe_rtt) == "probe_rtt"
+        assert tidy.bbr_state(cc, cruise) == "probe_bw"
+    for cc in ("bbr_e", "bbr_fca", "cubic"):
+        assert tidy.bbr_state(cc, probe_rtt) == ""
+
+
+def test_retidy_rewrites_tidy_data_from_raw_and_records_it(run):
+    run, job = run
+    tidy.make_tidy(run, job)
+    before = {p.name: p.read_text() for p in (run / "tidy").glob("*.csv")}
+    for p in (run / "tidy").glob("*.csv"):
+        p.unlink()
+    proc = subprocess.run([sys.executable, "-m", "bbrlab", "tidy", str(run)], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO / "mininet")}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    after = {p.name: p.read_text() for p in (run / "tidy").glob("*.csv")}
+    assert after == before                      # the same parsers give the same tidy data
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["tidy_rewritten"]["git_revision"] and meta["fidelity"]["valid"]
+
+
+def test_retidy_refuses_a_directory_that_is_not_a_run(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "bbrlab", "tidy", str(tmp_path)], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO / "mininet")}, timeout=120)
+    assert proc.returncode != 0 and "not a finished run" in (proc.stderr + proc.stdout)

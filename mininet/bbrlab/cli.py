@@ -71,6 +71,9 @@ def main(argv=None) -> int:
     p_vag.add_argument("--profile")
     p_vag.add_argument("--point", required=True)
     p_vag.add_argument("--rep", type=int, required=True)
+    p_tidy = sub.add_parser("tidy", help="recompute finished runs' tidy data from their raw/ files "
+                                         "(after a parser change; run.json records it)")
+    p_tidy.add_argument("runs", nargs="+", help="run directories (with run.json and raw/)")
     p_clean = sub.add_parser("clean", help="remove a killed native run's leftovers from this host (like mn -c)")
     p_clean.add_argument("--dry-run", action="store_true", help="only say what would be removed")
     p_clean.add_argument("--quiet", action="store_true")
@@ -93,6 +96,9 @@ def main(argv=None) -> int:
             extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
                                  clock=args.clock, only_point=args.point, only_rep=args.rep, **extra)
+        elif args.command == "tidy":
+            for path in args.runs:
+                print(f"{path}: {runner.retidy(pathlib.Path(path))}")
         elif args.command == "vagrant-run":
             from . import vagrant
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))

@@ -77,6 +77,8 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     dest = pathlib.Path(dest).resolve()
     backend = backends.get(backend_name, **backend_args)
     backend.check()
+    if hasattr(backend, "check_job"):
+        backend.check_job(job)       # e.g. the guest's memory: refused before anything is written or booted
     job = dict(job, backend=backend_name, modules=modules.for_job(job, backend_name))
     tmp = dest.with_name(f".{dest.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -93,6 +95,8 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     testbed = dict(backend.describe(), clock=job["clock"], modules=modules.describe(job["modules"]), **host_info())
+    if hasattr(backend, "guest_mem_mb"):
+        testbed["guest_mem_mb"] = backend.guest_mem_mb(job)
     timings = {"wall_s": round(result.wall_s, 3), "host_cpu_s": round(result.cpu_s, 3)}
     error = None
     if result.timed_out:
@@ -145,7 +149,11 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
         jobs = [j for j in jobs if j["repetition"] == only_rep]
     if not jobs:
         raise spec.SpecError(f"{path}: no run matches point={only_point} repetition={only_rep}")
-    backends.get(backend, **backend_args).check()
+    checked = backends.get(backend, **backend_args)
+    checked.check()
+    for job in jobs:                 # every run's resources, before the first boot
+        if hasattr(checked, "check_job"):
+            checked.check_job(job)
     summaries = []
     for k, job in enumerate(jobs, 1):
         progress(f"run {k}/{len(jobs)}")
@@ -153,3 +161,20 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
         summaries.append(execute(job, run_dir_name(out_root, job), backend, progress=progress, **backend_args))
         progress(f"run {k}/{len(jobs)} took {time.time() - started:.0f} s")
     return summaries
+
+
+def retidy(run_dir: pathlib.Path) -> str:
+    """Recompute a finished run's tidy/ from its raw/ with this revision's parsers
+    (e.g. after a parser fix), and record that in run.json (tidy_rewritten). The
+    fidelity verdict is kept: the checks read the raw samples, which do not change."""
+    meta_path = run_dir / "run.json"
+    if not meta_path.is_file() or not (run_dir / "raw").is_dir():
+        raise SystemExit(f"bbrlab tidy: {run_dir}: not a finished run (needs run.json and raw/)")
+    meta = json.loads(meta_path.read_text())
+    if meta.get("status") != "ok":
+        return "skipped (a failed run)"
+    tidy.make_tidy(run_dir, meta["spec"])
+    meta["tidy_rewritten"] = {"git_revision": git_revision(),
+                              "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    write_json(meta_path, meta)
+    return "tidy data rewritten"

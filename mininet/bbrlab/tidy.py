@@ -8,7 +8,7 @@ import csv
 import json
 import pathlib
 
-from . import capture, traffic
+from . import capture, traffic, variants
 
 GOODPUT_COLUMNS = ["flow", "t_s", "interval_s", "bytes", "goodput_mbps"]
 TCP_COLUMNS = ["flow", "t_s", "cc", "state", "rtt_ms", "rttvar_ms", "min_rtt_ms", "cwnd_pkts",
@@ -75,8 +75,9 @@ def goodput_rows(flow: int, samples: list, t0: float) -> list:
 
 
 def bbr_state(cc: str, bbr: dict) -> str:
-    """BBR's mode, inferred from its gains (Linux 6.1 tcp_bbr.c constants); bbr only."""
-    if cc != "bbr" or not bbr:
+    """BBR's mode, inferred from its gains (Linux 6.1 tcp_bbr.c constants), for bbr and
+    the variants that keep BBR's gains per mode (variants.yaml bbr_modes)."""
+    if not bbr or not variants.bbr_modes(cc):
         return ""
     pacing, cwnd = bbr["pacing_gain"], bbr["cwnd_gain"]
     if pacing == 0:

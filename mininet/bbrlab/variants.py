@@ -56,6 +56,12 @@ def label(cc: str) -> str:
     return entry.get("label", str(cc))
 
 
+def bbr_modes(cc: str) -> bool:
+    """Whether cc keeps BBR's gains per mode, so its mode can be read off them."""
+    entry = _data()["built_in"].get(cc) or _data()["variants"].get(cc) or {}
+    return bool(entry.get("bbr_modes", False))
+
+
 def parameters(variant: str) -> dict:
     """{name: {default, min, max, description}} of a variant's module parameters (none for built-ins)."""
     entry = _data()["variants"].get(variant)
