@@ -19,7 +19,14 @@ In the spirit of Mininet-HiFi's network invariants, every run is checked for
                   it was handed, every dequeued packet was seen entering the
                   queue, and the per-flow backlogs rebuilt from the captures
                   add up to the qdisc's own backlog at the sampler's instants
-                  (mean absolute difference in packets).
+                  (mean absolute difference in packets);
+  random_loss     (bottleneck.loss_rate only) the loss netems dropped the
+                  configured fraction of the packets they saw, within
+                  LOSS_SIGMAS standard deviations of the binomial count;
+  delayed_ack     (delayed_ack: false only) each receiver sent at least
+                  MIN_ACKS_PER_SEGMENT segments per data segment it received
+                  (its socket's segs_out / data_segs_in at the end of the run):
+                  one ACK per segment, not one per two.
 
 Thresholds come from the spec's `fidelity` block (defaults in spec.py). A run
 with any failed check is invalid: kept, listed in the report, never averaged.
@@ -29,9 +36,12 @@ import pathlib
 import re
 import statistics
 
-from . import tidy, units
+from . import tidy, traffic, units
 
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
+TC_SENT = re.compile(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)")
+LOSS_SIGMAS = 4.0            # a correct netem fails this about once in 16000 runs
+MIN_ACKS_PER_SEGMENT = 0.95
 
 
 def ping_rtts(text: str) -> list:
@@ -137,6 +147,52 @@ def capture_check(raw: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     return check("capture", "bottleneck", 0.0, mean, tol, "packets (mean |error|)", not problems, note)
 
 
+def loss_counts(raw: pathlib.Path) -> tuple:
+    """(packets seen, packets dropped) by the loss netems, from raw/loss.json."""
+    path = raw / "loss.json"
+    seen = dropped = 0
+    for entry in json.loads(path.read_text()) if path.exists() else []:
+        m = TC_SENT.search(entry["tc"])
+        if m:
+            seen += int(m.group(1)) + int(m.group(2))
+            dropped += int(m.group(2))
+    return seen, dropped
+
+
+def loss_check(raw: pathlib.Path, job: dict) -> dict:
+    rate = job["bottleneck"]["loss_rate"]
+    seen, dropped = loss_counts(raw)
+    if not seen:
+        return check("random_loss", "bottleneck", rate, None, None, "fraction of packets", False,
+                     "no loss counters recorded")
+    sigma = (seen * rate * (1 - rate)) ** 0.5
+    tol = LOSS_SIGMAS * sigma / seen
+    return check("random_loss", "bottleneck", rate, round(dropped / seen, 6), round(tol, 6), "fraction of packets",
+                 abs(dropped - seen * rate) <= LOSS_SIGMAS * sigma,
+                 f"{dropped} of {seen} packets dropped; expected {seen * rate:.1f} +- {sigma:.1f}")
+
+
+def acks_per_segment(raw: pathlib.Path, flow: int) -> tuple:
+    """(segments sent, data segments received) by flow's receiver socket at its last sample."""
+    series = tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_rcv{flow}.jsonl"), traffic.port(flow),
+                                     local=True, counter="bytes_received")
+    if not series:
+        return None, None
+    info = series[-1][1]["info"]
+    return info.get("segs_out"), info.get("data_segs_in")
+
+
+def delayed_ack_checks(raw: pathlib.Path, job: dict) -> list:
+    out = []
+    for flow in job["flows"]:
+        sent, received = acks_per_segment(raw, flow["flow"])
+        ratio = round(sent / received, 4) if sent is not None and received else None
+        out.append(check("delayed_ack", f"flow {flow['flow']}", 1.0, ratio, MIN_ACKS_PER_SEGMENT,
+                         "receiver segments per data segment", ratio is not None and ratio >= MIN_ACKS_PER_SEGMENT,
+                         f"{sent} segments sent for {received} data segments received"))
+    return out
+
+
 def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     raw = run_dir / "raw"
     checks = base_rtt_checks(raw, job)
@@ -145,4 +201,8 @@ def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     checks += cpu_checks(raw, job, tidy_data["timeline"]["t0"])
     if "flow_queue" in tidy_data:
         checks.append(capture_check(raw, job, tidy_data))
+    if job["bottleneck"].get("loss_rate"):
+        checks.append(loss_check(raw, job))
+    if job.get("delayed_ack", True) is False:
+        checks += delayed_ack_checks(raw, job)
     return {"valid": all(c["ok"] for c in checks), "checks": checks}

@@ -15,6 +15,7 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
     capture_enq_<i>.pcap     with `capture: bottleneck`: headers of flow i's packets
     capture_deq.pcap         entering / leaving the bottleneck queue (capture.py),
     capture.json             and tcpdump's own statistics
+    loss.json                with bottleneck.loss_rate: each loss netem's packet and drop counts
     timeline.json            time zero, executed events, set-up commands, timings
 
 Exit status 0 on success; anything else is a failed run.
@@ -110,7 +111,14 @@ def configure(db, job: dict) -> list:
             for intf in db.interfaces[sw.name]:
                 run(shaping.offloads_off(intf))
     for i, flow in enumerate(job["flows"]):
-        run(shaping.sender_qdisc(db.senders[i].defaultIntf().name, job["sender_qdisc"]), db.senders[i])
+        if flow.get("access_rate_mbps"):
+            run(shaping.access_link(db.senders[i].defaultIntf().name, flow["access_rate_mbps"],
+                                    job["sender_qdisc"], job["mtu_bytes"]), db.senders[i])
+        else:
+            run(shaping.sender_qdisc(db.senders[i].defaultIntf().name, job["sender_qdisc"]), db.senders[i])
+        if job.get("delayed_ack", True) is False:
+            run(shaping.quickack_route(topology.ip_of(db.senders[i]), db.receivers[i].defaultIntf().name),
+                db.receivers[i])
         if job["rtt_on"] == "ingress":
             run(shaping.ingress_redirect(db.sender_side_ports[i], shaping.ifb_name(i)))
             if job["offloads"] == "off":
@@ -118,6 +126,69 @@ def configure(db, job: dict) -> list:
         node, dev = shaping.delay_device(i, job["rtt_on"], db)
         run(shaping.netem_delay(dev, flow["rtt_ms"]), node if node in db.net.hosts else None)
     run(shaping.bottleneck(db.bottleneck_intf, job["bottleneck"]))
+    return applied
+
+
+def netem_seed_supported() -> bool:
+    """netem takes a seed from Linux 6.8 on (TCA_NETEM_PRNG_SEED) and tc must know the keyword."""
+    release = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+    if release < (6, 8):
+        return False
+    res = subprocess.run(["tc", "qdisc", "add", "netem", "help"], capture_output=True, text=True)
+    return "seed" in res.stdout + res.stderr
+
+
+def apply_loss(db, job: dict) -> tuple:
+    """Random loss on the data direction after the bottleneck (sw2's port toward each receiver
+    carries only flow i's data), set after the base-RTT pings so they are not lost.
+    Returns (commands, whether netem was seeded)."""
+    rate = job["bottleneck"].get("loss_rate") or 0
+    if not rate:
+        return [], None
+    seeded = netem_seed_supported()
+    applied = []
+    for i, _flow in enumerate(job["flows"]):
+        for cmd in shaping.netem_loss(db.receiver_side_ports[i], rate, job["seed"] + i if seeded else None):
+            sh(cmd)
+            applied.append({"node": "root", "cmd": cmd})
+    log(f"random loss {rate:g} per packet after the bottleneck ({'seeded' if seeded else 'netem has no seed here'})")
+    return applied, seeded
+
+
+def loss_stats(db, job: dict, raw: pathlib.Path) -> None:
+    """Each loss netem's counters (packets sent, dropped) into raw/loss.json."""
+    stats = []
+    for i, flow in enumerate(job["flows"]):
+        dev = db.receiver_side_ports[i]
+        text = sh(["tc", "-s", "qdisc", "show", "dev", dev], check=False)
+        stats.append({"flow": flow["flow"], "dev": dev, "tc": text})
+    (raw / "loss.json").write_text(json.dumps(stats, indent=1))
+
+
+def tune_tcp_memory(job: dict) -> list:
+    """Large buffers: socket buffers large enough for the run's window (units.tcp_memory_bytes).
+    Where a run needs more socket memory than the base guest holds (the same rule that sizes the
+    guest's memory, resources.guest_mem_mb), raise tcp_rmem and tcp_wmem's maxima and tcp_mem where
+    they are smaller, never lower them; other runs keep the kernel's defaults. Done before the
+    Mininet hosts' namespaces exist, which copy tcp_rmem/tcp_wmem from this one (tcp_mem is global)."""
+    from . import units
+    need = units.tcp_memory_bytes(job)
+    applied = []
+    if need <= units.TCP_MEMORY_IN_BASE_BYTES:
+        return applied
+    for name in ("tcp_rmem", "tcp_wmem"):
+        path = pathlib.Path(f"/proc/sys/net/ipv4/{name}")
+        low, default, high = (int(x) for x in path.read_text().split())
+        if high < need:
+            path.write_text(f"{low} {default} {need}")
+            applied.append({"node": "root", "cmd": ["sysctl", f"net.ipv4.{name}={low} {default} {need}"]})
+    path = pathlib.Path("/proc/sys/net/ipv4/tcp_mem")
+    pages = [int(x) for x in path.read_text().split()]
+    need_pages = need // 4096
+    if pages[2] < pages[0] + need_pages:
+        new = " ".join(str(p + need_pages) for p in pages)
+        path.write_text(new)
+        applied.append({"node": "root", "cmd": ["sysctl", f"net.ipv4.tcp_mem={new}"]})
     return applied
 
 
@@ -233,14 +304,17 @@ def main(run_dir: str) -> int:
     available = check_congestion_controls(job)
     if job.get("backend", "uml") == "uml" and job["switch"] == "ovs":
         start_ovs()
+    memory = tune_tcp_memory(job)
     n = len(job["flows"])
     log(f"building dumbbell with {n} flow(s), {job['bottleneck']['rate_mbps']:g} Mbit/s bottleneck")
     db = topology.build(n, job["switch"], job["mtu_bytes"])
     try:
-        applied = configure(db, job)
+        applied = memory + configure(db, job)
         timings["setup_s"] = round(time.time() - t_start, 3)
         log("measuring base RTT of each path")
         measure_base_rtt(db, job, raw)
+        loss_cmds, loss_seeded = apply_loss(db, job)
+        applied += loss_cmds
         servers = [db.receivers[i].popen(traffic.server_cmd(f["flow"]), stdout=open(raw / f"iperf3_server_{f['flow']}.json", "w"),
                                          stderr=subprocess.STDOUT) for i, f in enumerate(job["flows"])]
         until = time.time() + 60 + LEAD_S + job["duration_s"] + TAIL_S
@@ -260,6 +334,8 @@ def main(run_dir: str) -> int:
         time.sleep(max(0.0, until - time.time()))
         sampler.send_signal(signal.SIGTERM)
         sampler.wait(timeout=30)
+        if loss_cmds:
+            loss_stats(db, job, raw)
         stop_captures(captures, raw)
         for proc in servers:
             if proc.poll() is None:
@@ -267,7 +343,7 @@ def main(run_dir: str) -> int:
         timings["guest_s"] = round(time.time() - t_start, 3)
         timeline = {"t0": t0, "lead_s": LEAD_S, "events": executed, "commands": applied,
                     "bottleneck_intf": db.bottleneck_intf, "congestion_controls": available,
-                    "kernel_release": os.uname().release, "timings": timings,
+                    "kernel_release": os.uname().release, "timings": timings, "loss_seeded": loss_seeded,
                     "flows": [{"flow": f["flow"], "sender_ip": topology.ip_of(db.senders[i]),
                                "receiver_ip": topology.ip_of(db.receivers[i]),
                                "port": traffic.port(f["flow"])} for i, f in enumerate(job["flows"])]}

@@ -6,8 +6,9 @@ needs and kills nothing that would have finished:
 
 - one CPU: the testbed is one process on one core (User-Mode Linux has one
   virtual CPU), and the runner sleeps while the guest runs;
-- memory: the guest's RAM (the UML backend's `mem=`; User-Mode Linux maps it
-  from a file in the host's temporary directory, which counts towards the job)
+- memory: the guest's RAM (the UML backend's `mem=`, from guest_mem_mb: the
+  base plus the socket memory a large bottleneck buffer needs; User-Mode Linux
+  maps it from a file in the host's temporary directory, which counts towards the job)
   plus the host side (runner, tidy data, fidelity checks) plus, for runs with
   header captures, room to parse the captures (they are read whole);
 - time: the runner's own timeout for the run (runner.default_timeout: set-up
@@ -17,9 +18,9 @@ needs and kills nothing that would have finished:
 """
 import math
 
-from . import runner
+from . import runner, units
 
-GUEST_MEM_MB = 1024          # the UML backend's default guest memory (backends/uml.py)
+GUEST_MEM_MB = 1024          # the UML guest's memory for runs with ordinary buffers
 HOST_SIDE_MB = 512           # runner + tidy + fidelity on an ordinary run
 # Header captures: about 50 MB of pcap per 30 s at 100 Mbit/s (README, "Per-flow queue share"),
 # parsed into per-packet records: budget ten times the pcap size.
@@ -28,8 +29,15 @@ CAPTURE_PARSE_FACTOR = 10
 MARGIN_S = 300               # between the runner's timeout and the scheduler's limit
 
 
+def guest_mem_mb(job: dict) -> int:
+    """The UML guest's memory (its `mem=`): the base, plus the socket memory of the run's
+    window (units.tcp_memory_bytes) beyond what the base holds, in steps of 256 MB."""
+    extra = max(0, units.tcp_memory_bytes(job) - units.TCP_MEMORY_IN_BASE_BYTES) / 2**20
+    return GUEST_MEM_MB + int(math.ceil(extra / 256) * 256)
+
+
 def mem_mb(job: dict, backend: str = "uml") -> int:
-    total = HOST_SIDE_MB + (GUEST_MEM_MB if backend == "uml" else 0)
+    total = HOST_SIDE_MB + (guest_mem_mb(job) if backend == "uml" else 0)
     if job.get("capture", "none") != "none":
         pcap_mb = CAPTURE_PCAP_MB_PER_MBIT * job["bottleneck"]["rate_mbps"] * job["duration_s"]
         total += CAPTURE_PARSE_FACTOR * pcap_mb

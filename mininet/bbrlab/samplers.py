@@ -36,7 +36,7 @@ TCP_FIELDS = ("state", "ca_state", "snd_mss", "unacked", "sacked", "lost", "retr
               "snd_cwnd", "total_retrans", "pacing_rate", "bytes_acked", "bytes_received",
               "min_rtt", "delivery_rate", "delivered", "bytes_sent", "bytes_retrans",
               "delivery_rate_app_limited", "notsent_bytes", "busy_time", "rwnd_limited",
-              "sndbuf_limited", "snd_wnd", "rcv_space")
+              "sndbuf_limited", "snd_wnd", "rcv_space", "segs_out", "segs_in", "data_segs_in", "data_segs_out")
 
 
 class _Stop(Exception):

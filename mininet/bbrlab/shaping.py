@@ -1,11 +1,14 @@
 """Traffic control on the dumbbell: bottleneck rate and buffer, AQM, per-flow
-propagation delay, sender pacing qdisc, segmentation offloads.
+propagation delay, sender pacing qdisc, access links, random loss, receivers
+without delayed ACKs, segmentation offloads.
 
 The functions return command lines (lists of argv); guest.py runs them in the
 right network namespace. Keeping them pure makes every knob testable without
 a testbed.
 """
 import math
+
+from . import units
 
 NETEM_LIMIT_PKTS = 100000   # netem's default 1000 packets would drop ACKs at high BDPs
 
@@ -19,6 +22,37 @@ def sender_qdisc(dev: str, kind: str) -> list:
     if kind == "fq":
         return [["tc", "qdisc", "replace", "dev", dev, "root", "fq"]]
     return []
+
+
+ACCESS_QUEUE_PKTS = 1000   # an access link's own queue: a NIC's default txqueuelen
+
+
+def access_link(dev: str, rate_mbps: float, sender_qdisc_kind: str, mtu_bytes: int = 1500) -> list:
+    """The sender's access link: data leaving the sender at `rate_mbps` (tbf with the bottleneck's
+    5-ms bucket), the pacing qdisc (fq) under it as on a host whose NIC has that rate; without fq,
+    a FIFO of ACCESS_QUEUE_PKTS full-sized frames."""
+    frame = units.frame_bytes(mtu_bytes)
+    cmds = [["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "tbf", "rate", _rate(rate_mbps),
+             "burst", str(units.burst_bytes(rate_mbps, mtu_bytes)), "limit", str(ACCESS_QUEUE_PKTS * frame)]]
+    if sender_qdisc_kind == "fq":
+        cmds.append(["tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "fq"])
+    return cmds
+
+
+def netem_loss(dev: str, loss_rate: float, seed=None) -> list:
+    """Random loss of `loss_rate` (a fraction) of the packets leaving `dev`, each independently.
+    `seed` seeds netem's generator where the kernel and tc have it (Linux 6.8 and later)."""
+    cmd = ["tc", "qdisc", "replace", "dev", dev, "root", "handle", "3:", "netem",
+           "loss", "random", f"{loss_rate * 100:.8g}%", "limit", str(NETEM_LIMIT_PKTS)]
+    if seed is not None:
+        cmd += ["seed", str(seed)]
+    return [cmd]
+
+
+def quickack_route(sender_ip: str, dev: str) -> list:
+    """A host route from a receiver to its sender with the quickack metric: the receiver's socket
+    acknowledges every data segment at once instead of delaying ACKs (tcp_in_quickack_mode)."""
+    return [["ip", "route", "add", f"{sender_ip}/32", "dev", dev, "quickack", "1"]]
 
 
 def netem_delay(dev: str, delay_ms: float, change: bool = False) -> list:

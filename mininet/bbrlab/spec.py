@@ -171,6 +171,13 @@ def validate(spec: dict, source="spec") -> None:
     if spec.get("capture") == "bottleneck" and spec.get("offloads") == "on":
         _fail(source, ["capture"], "needs offloads: off (with segmentation offloads a captured frame"
               " is not a packet of the bottleneck queue)")
+    if spec.get("rtt_on") == "sender":
+        for path in [["access_rate_mbps"]] * ("access_rate_mbps" in spec) + [
+                ["flows", i, "access_rate_mbps"] for i, f in enumerate(spec["flows"]) if "access_rate_mbps" in f]:
+            _fail(source, path, "needs rtt_on other than sender (the access shaper takes the sender's root qdisc)")
+    if bn.get("loss_rate") and spec.get("rtt_on") == "data":
+        _fail(source, ["bottleneck", "loss_rate"], "needs rtt_on other than data (the loss netem takes the"
+              " receiver-side port's root qdisc)")
     n_flows = sum(f.get("count", 1) for f in spec["flows"])
     for i, change in enumerate(spec.get("changes", [])):
         if change["flow"] > n_flows:
@@ -314,6 +321,8 @@ def resolve_run(spec: dict, point: str, repetition: int, assignment=None, label=
             flow.setdefault("start_s", 0.0)
             flow.setdefault("stop_s", spec["duration_s"])
             flow.setdefault("module_params", {})
+            if "access_rate_mbps" in spec:
+                flow.setdefault("access_rate_mbps", spec["access_rate_mbps"])
             flow["flow"] = len(flows) + 1
             flow.setdefault("label", f"{flow['rtt_ms']:g} ms {flow['cc']}")
             flows.append(flow)

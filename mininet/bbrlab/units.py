@@ -57,3 +57,26 @@ def burst_bytes(rate_mbps: float, mtu_bytes: int = 1500, tick_ms: float = 5.0) -
     the tokens of every late wake-up. Measured at 100 Mbit/s, two BBR flows,
     2 MB buffer: a 1-ms bucket dequeued at 97.3 Mbit/s, a 5-ms one at 99.9."""
     return max(int(rate_mbps * 1e6 / 8 * tick_ms / 1e3), 2 * frame_bytes(mtu_bytes))
+
+
+# Large buffers. A flow that holds the whole bottleneck buffer has the buffer plus the BDP of the
+# longest path in flight. Linux keeps it twice, as socket memory of full-sized segments (truesize about
+# 1.6 times the payload with offloads off): in the sender's retransmission queue, and after a loss in
+# the receiver's out-of-order queue; the receiver advertises half its buffer (tcp_adv_win_scale 1).
+# TCP_MEMORY_PER_WINDOW budgets both, rounded up.
+TCP_MEMORY_PER_WINDOW = 4
+# Socket memory the guest's defaults already hold (tcp_rmem's maximum is 6 MB; a 1-GB guest's
+# tcp_mem allows about 90 MB): runs needing no more than this boot as before.
+TCP_MEMORY_IN_BASE_BYTES = 128 * 2**20
+
+
+def window_bytes(job: dict) -> int:
+    """Most bytes one flow can have in flight: the bottleneck buffer plus the BDP of the longest path."""
+    bn = job["bottleneck"]
+    rtt = max([f["rtt_ms"] for f in job["flows"]] + [c.get("rtt_ms", 0) for c in job.get("changes", [])])
+    return bn["buffer_bytes_resolved"] + bdp_bytes(bn["rate_mbps"], rtt)
+
+
+def tcp_memory_bytes(job: dict) -> int:
+    """Socket memory a run may need: per-socket buffer maximum and the guest's TCP memory budget."""
+    return TCP_MEMORY_PER_WINDOW * window_bytes(job)

@@ -7,6 +7,11 @@ directory read-write. Clock modes: `real` (guest time is host time) and
 `virtual` (UML time-travel: guest computation takes no guest time, so a
 loaded host cannot distort a run; wall time grows instead).
 
+The guest's memory (`mem=`) is sized per run from its spec
+(resources.guest_mem_mb: large bottleneck buffers need socket memory), and
+check_job refuses, before anything boots, a run whose guest memory the host
+cannot give now (MemAvailable).
+
 The kernel runs under a tether (tether.py): it dies, with every process it
 started, when the runner dies, however the runner dies.
 """
@@ -23,12 +28,40 @@ PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_KERNEL = REPO / "build" / "kernel" / "linux"
 
 
+def mem_available_mb(meminfo="/proc/meminfo"):
+    """The host's MemAvailable in MB, None where the kernel does not say."""
+    try:
+        for line in pathlib.Path(meminfo).read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return None
+
+
 class UmlBackend:
     name = "uml"
 
-    def __init__(self, kernel=None, mem_mb: int = 1024):
+    def __init__(self, kernel=None, mem_mb=None):
         self.kernel = pathlib.Path(kernel or os.environ.get("BBRLAB_KERNEL", DEFAULT_KERNEL)).absolute()
-        self.mem_mb = mem_mb
+        self.mem_mb = mem_mb         # None: sized per run from its spec
+
+    def guest_mem_mb(self, job: dict) -> int:
+        from .. import resources
+        return self.mem_mb or resources.guest_mem_mb(job)
+
+    def check_job(self, job: dict, meminfo="/proc/meminfo") -> None:
+        """Refuse, before booting, a run whose guest memory the host cannot give now."""
+        need = self.guest_mem_mb(job)
+        available = mem_available_mb(meminfo)
+        if available is not None and need > available:
+            from .. import units
+            raise BackendError(
+                f"{job.get('name', 'run')}/{job.get('point', 'base')}: the testbed guest needs {need} MB of memory"
+                f" (bottleneck buffer {job['bottleneck']['buffer_bytes_resolved'] / 1e6:g} MB, up to"
+                f" {units.window_bytes(job) / 1e6:g} MB in flight per flow, kept by sender and receiver),"
+                f" but this host has only {available} MB available (MemAvailable in {meminfo}); nothing was booted."
+                " Run it on a host with more free memory, or make the buffer smaller.")
 
     def check(self) -> None:
         if not self.kernel.is_file():
@@ -42,11 +75,11 @@ class UmlBackend:
         return {"backend": self.name, "kernel": str(self.kernel),
                 "kernel_release": release.read_text().strip() if release.exists() else None}
 
-    def command(self, run_dir: pathlib.Path, clock: str, uml_dir: str) -> list:
+    def command(self, run_dir: pathlib.Path, clock: str, uml_dir: str, mem_mb: int = 1024) -> list:
         for path in (run_dir, PACKAGE_DIR):
             if any(c.isspace() for c in str(path)):
                 raise BackendError(f"path contains white space, which the UML command line cannot carry: {path}")
-        cmd = [str(self.kernel), f"mem={self.mem_mb}M", "root=/dev/root", "rootfstype=hostfs",
+        cmd = [str(self.kernel), f"mem={mem_mb}M", "root=/dev/root", "rootfstype=hostfs",
                "rootflags=/", "ro", f"init={PACKAGE_DIR / 'guest_init.sh'}",
                "con0=null,fd:1", "con=null", "ssl=null", f"uml_dir={uml_dir}", "umid=bbrlab",
                f"BBRLAB_RUN={run_dir}", f"BBRLAB_PYTHONPATH={PACKAGE_DIR.parent}"]
@@ -56,12 +89,13 @@ class UmlBackend:
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
         self.check()
+        self.check_job(job)
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"
         raw.mkdir(exist_ok=True)
         console = raw / "console.log"
         uml_dir = tempfile.mkdtemp(prefix="bbrlab-uml-")
-        cmd = self.command(run_dir, job.get("clock", "real"), uml_dir)
+        cmd = self.command(run_dir, job.get("clock", "real"), uml_dir, self.guest_mem_mb(job))
         start = time.time()
         try:
             with open(console, "wb") as out:

@@ -1,0 +1,212 @@
+"""Testbed capabilities: random loss, access links of their own rate, receivers without
+delayed ACKs, large buffers (guest memory sized from the spec, checked before boot).
+
+Spec checks, tc command lines and the memory check run without a testbed; two short
+virtual-clock runs boot it (measured here: 18 s and 33 s of wall time)."""
+import json
+import math
+import os
+import stat
+
+import pytest
+
+from bbrlab import fidelity, resources, shaping, spec, tidy, traffic, units
+from bbrlab.backends import BackendError, uml
+from conftest import cli, goodput_by_flow, write_spec
+
+BASE = {"name": "cap", "duration_s": 10, "bottleneck": {"rate_mbps": 10, "buffer_bdp": 1.5},
+        "flows": [{"cc": "bbr", "rtt_ms": 20}, {"cc": "cubic", "rtt_ms": 20}]}
+
+
+def job_of(**over):
+    return spec.expand(spec.resolve(spec.deep_merge(BASE, over)))[0]
+
+
+# --- spec fields --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("over, field", [
+    ({"bottleneck": {"loss_rate": 1.0}}, "bottleneck.loss_rate"),
+    ({"bottleneck": {"loss_rate": -0.1}}, "bottleneck.loss_rate"),
+    ({"access_rate_mbps": 0}, "access_rate_mbps"),
+    ({"delayed_ack": "no"}, "delayed_ack"),
+    ({"bottleneck": {"loss_rate": 0.01}, "rtt_on": "data"}, "bottleneck.loss_rate"),
+    ({"access_rate_mbps": 100, "rtt_on": "sender", "sender_qdisc": "none"}, "access_rate_mbps"),
+])
+def test_bad_capability_fields_name_file_and_field(over, field):
+    with pytest.raises(spec.SpecError, match=rf"^my\.yaml: {field.replace('.', '[.]')}: "):
+        spec.resolve(spec.deep_merge(BASE, over), source="my.yaml")
+
+
+def test_bad_per_flow_access_rate_names_the_flow():
+    raw = spec.deep_merge(BASE, {"rtt_on": "sender", "sender_qdisc": "none"})
+    raw["flows"][1]["access_rate_mbps"] = 5
+    with pytest.raises(spec.SpecError, match=r"^s\.yaml: flows\.2\.access_rate_mbps: needs rtt_on"):
+        spec.resolve(raw, source="s.yaml")
+
+
+def test_access_rate_applies_to_every_flow_unless_a_flow_has_its_own():
+    raw = spec.deep_merge(BASE, {"access_rate_mbps": 100})
+    raw["flows"][1]["access_rate_mbps"] = 4
+    flows = spec.expand(spec.resolve(raw))[0]["flows"]
+    assert [f["access_rate_mbps"] for f in flows] == [100, 4]
+    assert "access_rate_mbps" not in job_of()["flows"][0]    # unset: no access shaper, as before
+
+
+def test_capability_fields_sweep():
+    raw = spec.deep_merge(BASE, {"bottleneck": {"loss_rate": 0}, "delayed_ack": True,
+                                 "sweep": {"bottleneck.loss_rate": [0.0001, 0.01], "delayed_ack": [True, False]}})
+    runs = spec.expand(spec.resolve(raw))
+    assert {(r["bottleneck"]["loss_rate"], r["delayed_ack"]) for r in runs} == {
+        (0.0001, True), (0.0001, False), (0.01, True), (0.01, False)}
+    assert len({r["point_label"] for r in runs}) == 4, [r["point_label"] for r in runs]
+
+
+# --- tc and ip command lines --------------------------------------------------------------
+
+def test_access_link_is_a_token_bucket_with_the_pacing_qdisc_under_it():
+    fq = shaping.access_link("snd1-eth0", 100, "fq")
+    assert fq[0][:8] == ["tc", "qdisc", "replace", "dev", "snd1-eth0", "root", "handle", "1:"]
+    assert fq[0][8:12] == ["tbf", "rate", "100000000bit", "burst"]
+    assert fq[1] == ["tc", "qdisc", "add", "dev", "snd1-eth0", "parent", "1:1", "handle", "10:", "fq"]
+    assert len(shaping.access_link("snd1-eth0", 100, "none")) == 1
+
+
+def test_loss_netem_takes_a_fraction_and_a_seed_only_where_given():
+    cmd, = shaping.netem_loss("sw2-eth2", 0.0001)
+    assert cmd[cmd.index("loss"):cmd.index("loss") + 3] == ["loss", "random", "0.01%"]
+    assert "seed" not in cmd
+    assert shaping.netem_loss("sw2-eth2", 0.01, seed=7)[0][-2:] == ["seed", "7"]
+
+
+def test_quickack_route():
+    assert shaping.quickack_route("10.0.1.2", "rcv2-eth0") == [
+        ["ip", "route", "add", "10.0.1.2/32", "dev", "rcv2-eth0", "quickack", "1"]]
+
+
+# --- large buffers: guest memory --------------------------------------------------------------
+
+def test_guest_memory_grows_with_the_buffer_and_the_cluster_asks_for_the_same():
+    ordinary = job_of()
+    assert resources.guest_mem_mb(ordinary) == 1024
+    big = job_of(bottleneck={"rate_mbps": 100, "buffer_bdp": 128, "bdp_rtt_ms": 40},
+                 flows=[{"cc": "bbr", "rtt_ms": 40}, {"cc": "cubic", "rtt_ms": 40}])
+    assert big["bottleneck"]["buffer_bytes_resolved"] == 64_000_000
+    assert units.window_bytes(big) == 64_500_000
+    assert resources.guest_mem_mb(big) == 1280
+    bigger = job_of(bottleneck={"rate_mbps": 100, "buffer_bdp": 128},
+                    flows=[{"cc": "bbr", "rtt_ms": 80}, {"cc": "cubic", "rtt_ms": 80}])
+    assert bigger["bottleneck"]["buffer_bytes_resolved"] == 128_000_000
+    assert resources.guest_mem_mb(bigger) == 1536
+    for job in (ordinary, big, bigger):
+        assert resources.mem_mb(job) == resources.HOST_SIDE_MB + resources.guest_mem_mb(job)
+        cmd = uml.UmlBackend(kernel="/bin/true").command("/tmp/x", "virtual", "/tmp/u",
+                                                          uml.UmlBackend().guest_mem_mb(job))
+        assert f"mem={resources.guest_mem_mb(job)}M" in cmd
+
+
+def test_memory_check_reads_memavailable(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:  4000000 kB\nMemFree:  100 kB\nMemAvailable:  1200000 kB\n")
+    backend = uml.UmlBackend(kernel="/bin/true")
+    backend.check_job(job_of(), meminfo=meminfo)              # 1024 MB of 1171 MB available
+    big = job_of(bottleneck={"rate_mbps": 100, "buffer_bdp": 128, "bdp_rtt_ms": 40})
+    with pytest.raises(BackendError, match=r"cap/base: the testbed guest needs 1280 MB .* only 1171 MB available"):
+        backend.check_job(big, meminfo=meminfo)
+
+
+def test_a_buffer_the_host_cannot_hold_fails_before_boot(tmp_path):
+    """A 100-GB buffer: the run is refused with the reason, and the kernel is never started
+    (a stand-in kernel that would leave a mark)."""
+    mark = tmp_path / "booted"
+    fake = tmp_path / "linux"
+    fake.write_text(f"#!/bin/sh\ntouch {mark}\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    spec_file = write_spec(tmp_path / "huge.yaml", """
+name: huge
+duration_s: 5
+bottleneck: {rate_mbps: 100, buffer_bytes: 100000000000}
+flows:
+  - {cc: bbr, rtt_ms: 40}
+""")
+    res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", fake)
+    assert res.returncode != 0
+    assert "huge/base: the testbed guest needs" in res.stderr and "MemAvailable" in res.stderr, res.stderr
+    assert "nothing was booted" in res.stderr
+    assert not mark.exists()
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*"))
+
+
+# --- booted ---------------------------------------------------------------------------------
+
+def _last_info(raw, name, flow, local, counter):
+    series = tidy.data_socket_series(tidy.read_jsonl(raw / name), traffic.port(flow), local=local, counter=counter)
+    return series[-1][1]["info"]
+
+
+def test_random_loss_and_receivers_without_delayed_acks(tmp_path, kernel):
+    """1 % loss after the bottleneck, receivers with quickack, 5 s on 20 Mbit/s (about 8000
+    packets): the loss netem's drops are within 4 standard deviations of the binomial count
+    for the packets it saw, it saw the data segments only (no ACKs), and the receiver sent
+    one segment per data segment. Measured: 18 s."""
+    spec_file = write_spec(tmp_path / "lossack.yaml", """
+name: lossack
+duration_s: 5
+clock: virtual
+delayed_ack: false
+bottleneck: {rate_mbps: 20, buffer_bdp: 1.0, loss_rate: 0.01}
+flows:
+  - {cc: bbr, rtt_ms: 20}
+""")
+    res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = tmp_path / "out" / "lossack" / "base" / "rep1"
+    raw = run_dir / "raw"
+    summary = json.loads((run_dir / "run.json").read_text())
+    assert summary["fidelity"]["valid"], summary["fidelity"]
+    seen, dropped = fidelity.loss_counts(raw)
+    p = 0.01
+    assert seen > 5000
+    assert abs(dropped - seen * p) <= 4 * math.sqrt(seen * p * (1 - p)), (dropped, seen)
+    # data direction only: the netem saw the sender's data segments (its last socket sample, taken
+    # while some were still on their way, counts a few more) and no ACKs (there are as many as data)
+    sender = _last_info(raw, "sockets_snd1.jsonl", 1, False, "bytes_acked")
+    assert 0.95 * sender["data_segs_out"] <= seen <= sender["data_segs_out"] + 20, (seen, sender)
+    assert sender["total_retrans"] >= 0.8 * dropped
+    # one ACK per data segment (the receiver's socket counters at the end of the run)
+    receiver = _last_info(raw, "sockets_rcv1.jsonl", 1, True, "bytes_received")
+    assert receiver["segs_out"] >= 0.98 * receiver["data_segs_in"], receiver
+    names = {c["name"] for c in summary["fidelity"]["checks"]}
+    assert {"random_loss", "delayed_ack"} <= names
+    timeline = json.loads((raw / "timeline.json").read_text())
+    assert timeline["loss_seeded"] is False          # Linux 6.1's netem has no seed
+    assert summary["testbed"]["guest_mem_mb"] == 1024
+
+
+def test_access_links_bound_a_lone_flow(tmp_path, kernel):
+    """10 Mbit/s bottleneck; a lone CUBIC flow behind a 100 Mbit/s access link (0-4 s) is bounded
+    by the bottleneck, one behind a 4 Mbit/s access link (4-8 s) by its access link. Also the
+    contrast to the test above: with delayed ACKs (the default) a receiver sends about one
+    segment per two data segments. Measured: 33 s."""
+    spec_file = write_spec(tmp_path / "access.yaml", """
+name: access
+duration_s: 8
+clock: virtual
+access_rate_mbps: 100
+bottleneck: {rate_mbps: 10, buffer_bdp: 1.0}
+flows:
+  - {cc: cubic, rtt_ms: 20, start_s: 0, stop_s: 4}
+  - {cc: cubic, rtt_ms: 20, start_s: 4, stop_s: 8, access_rate_mbps: 4}
+""")
+    res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = tmp_path / "out" / "access" / "base" / "rep1"
+    summary = json.loads((run_dir / "run.json").read_text())
+    assert summary["fidelity"]["valid"], summary["fidelity"]
+    fast = goodput_by_flow(run_dir, 1, 4)["1"]
+    slow = goodput_by_flow(run_dir, 5, 8)["2"]
+    assert 0.9 * units.goodput_ceiling_mbps(10) <= fast <= units.goodput_ceiling_mbps(10) * 1.02, fast
+    assert 0.9 * units.goodput_ceiling_mbps(4) <= slow <= units.goodput_ceiling_mbps(4) * 1.02, slow
+    raw = run_dir / "raw"
+    for flow in (1, 2):
+        receiver = _last_info(raw, f"sockets_rcv{flow}.jsonl", flow, True, "bytes_received")
+        assert receiver["segs_out"] <= 0.75 * receiver["data_segs_in"], receiver
