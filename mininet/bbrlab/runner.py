@@ -65,9 +65,11 @@ def run_summary(job: dict, testbed: dict, status: str, error=None) -> dict:
         "seed": job["seed"], "profile": job.get("profile"), "spec": job,
         "flows": [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": f["rtt_ms"], "start_s": f["start_s"],
                    "stop_s": f["stop_s"], "label": f["label"], "sender": f"snd{f['flow']}",
-                   "receiver": f"rcv{f['flow']}"} for f in job["flows"]],
+                   "receiver": f"rcv{f['flow']}", "access_rate_mbps": f.get("access_rate_mbps")}
+                  for f in job["flows"]],
         "bottleneck": {"rate_mbps": bn["rate_mbps"], "buffer_bytes": bn["buffer_bytes_resolved"],
-                       "aqm": bn["aqm"]["kind"], "shaper": bn["shaper"]},
+                       "aqm": bn["aqm"]["kind"], "shaper": bn["shaper"], "loss_rate": bn.get("loss_rate", 0)},
+        "receivers": {"delayed_ack": job.get("delayed_ack", True)},
         "testbed": testbed, "git_revision": git_revision(),
     }
 
