@@ -210,3 +210,20 @@ flows:
     for flow in (1, 2):
         receiver = _last_info(raw, f"sockets_rcv{flow}.jsonl", flow, True, "bytes_received")
         assert receiver["segs_out"] <= 0.75 * receiver["data_segs_in"], receiver
+
+
+def test_loss_check_holds_the_drop_count_to_the_binomial_tolerance(tmp_path):
+    job = job_of(bottleneck={"rate_mbps": 10, "buffer_bdp": 1.5, "loss_rate": 0.01})
+
+    def verdict(sent, dropped):
+        (tmp_path / "loss.json").write_text(json.dumps([{"flow": 1, "dev": "sw2-eth2", "tc":
+            f"qdisc netem 3: root refcnt 2 limit 100000 loss 1%\n Sent 1 bytes {sent} pkt (dropped {dropped},"
+            " overlimits 0 requeues 0)\n"}]))
+        return fidelity.loss_check(tmp_path, job)
+
+    assert verdict(9900, 100)["ok"]                   # 100 of 10000, sigma 9.95
+    assert verdict(9861, 139)["ok"]                   # 3.9 sigma
+    assert not verdict(9859, 141)["ok"]               # 4.1 sigma
+    assert not verdict(9800, 200)["ok"]               # twice the rate
+    (tmp_path / "loss.json").unlink()
+    assert not fidelity.loss_check(tmp_path, job)["ok"]
