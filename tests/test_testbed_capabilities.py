@@ -227,3 +227,20 @@ def test_loss_check_holds_the_drop_count_to_the_binomial_tolerance(tmp_path):
     assert not verdict(9800, 200)["ok"]               # twice the rate
     (tmp_path / "loss.json").unlink()
     assert not fidelity.loss_check(tmp_path, job)["ok"]
+
+
+def test_socket_buffer_check_only_for_large_windows(tmp_path):
+    """Runs the guest raises socket limits for are checked for flows bounded by a host's socket
+    buffer (receive window or send buffer) rather than by the network."""
+    big = job_of(bottleneck={"rate_mbps": 100, "buffer_bdp": 128, "bdp_rtt_ms": 40},
+                 flows=[{"cc": "cubic", "rtt_ms": 40}])
+
+    def verdict(rwnd_limited_us):
+        sock = {"src": "10.0.1.1", "sport": 40000, "dst": "10.0.2.1", "dport": traffic.port(1),
+                "info": {"bytes_acked": 10**9, "busy_time": 10_000_000, "rwnd_limited": rwnd_limited_us,
+                         "sndbuf_limited": 0}}
+        (tmp_path / "sockets_snd1.jsonl").write_text(json.dumps({"t": 1.0, "socks": [sock]}) + "\n")
+        return fidelity.socket_buffer_checks(tmp_path, big)[0]["ok"]
+
+    assert verdict(280_000) and not verdict(600_000)
+    assert units.tcp_memory_bytes(job_of()) <= units.TCP_MEMORY_IN_BASE_BYTES < units.tcp_memory_bytes(big)

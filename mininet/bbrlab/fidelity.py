@@ -26,7 +26,13 @@ In the spirit of Mininet-HiFi's network invariants, every run is checked for
   delayed_ack     (delayed_ack: false only) each receiver sent at least
                   MIN_ACKS_PER_SEGMENT segments per data segment it received
                   (its socket's segs_out / data_segs_in at the end of the run):
-                  one ACK per segment, not one per two.
+                  one ACK per segment, not one per two;
+  socket_buffers  (runs whose window needs more socket memory than the
+                  kernel's defaults give, units.tcp_memory_bytes, for which
+                  the guest raises the limits) no flow's sender spent more
+                  than MAX_HOST_LIMITED of its busy time limited by the
+                  receive window or its send buffer: the network, not the
+                  hosts' socket buffers, bounded the flows.
 
 Thresholds come from the spec's `fidelity` block (defaults in spec.py). A run
 with any failed check is invalid: kept, listed in the report, never averaged.
@@ -42,6 +48,7 @@ PING_TIME = re.compile(r"time=([0-9.]+) ms")
 TC_SENT = re.compile(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)")
 LOSS_SIGMAS = 4.0            # a correct netem fails this about once in 16000 runs
 MIN_ACKS_PER_SEGMENT = 0.95
+MAX_HOST_LIMITED = 0.05
 
 
 def ping_rtts(text: str) -> list:
@@ -193,6 +200,23 @@ def delayed_ack_checks(raw: pathlib.Path, job: dict) -> list:
     return out
 
 
+def socket_buffer_checks(raw: pathlib.Path, job: dict) -> list:
+    out = []
+    for flow in job["flows"]:
+        series = tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_snd{flow['flow']}.jsonl"),
+                                         traffic.port(flow["flow"]), local=False, counter="bytes_acked")
+        info = series[-1][1]["info"] if series else {}
+        busy = info.get("busy_time") or 0
+        limited = (info.get("rwnd_limited") or 0) + (info.get("sndbuf_limited") or 0)
+        share = round(limited / busy, 4) if busy else None
+        out.append(check("socket_buffers", f"flow {flow['flow']}", 0.0, share, MAX_HOST_LIMITED,
+                         "fraction of busy time limited by receive window or send buffer",
+                         share is not None and share <= MAX_HOST_LIMITED,
+                         f"receive window {info.get('rwnd_limited', 0) / 1e6:g} s, send buffer"
+                         f" {info.get('sndbuf_limited', 0) / 1e6:g} s of {busy / 1e6:g} s busy"))
+    return out
+
+
 def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     raw = run_dir / "raw"
     checks = base_rtt_checks(raw, job)
@@ -205,4 +229,6 @@ def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
         checks.append(loss_check(raw, job))
     if job.get("delayed_ack", True) is False:
         checks += delayed_ack_checks(raw, job)
+    if units.tcp_memory_bytes(job) > units.TCP_MEMORY_IN_BASE_BYTES:
+        checks += socket_buffer_checks(raw, job)
     return {"valid": all(c["ok"] for c in checks), "checks": checks}
