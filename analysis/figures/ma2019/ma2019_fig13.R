@@ -8,9 +8,12 @@
 #          run and the first valid BBR run (algorithm = the flows' congestion control).
 #          bin_s: goodput and queueing-delay bin (default 1 s).
 # Outputs: <out.pdf> (6 x 5.4 in) and <out>.png, atomically.
-#          (a) goodput of the two BBQ flows over time, steady-state means dashed,
-#              the 10-ms flow's departure and the 50-ms flow's ramp-up time
-#              (rampup_s()) marked;
+#          (a) goodput of the two BBQ flows over time; shaded with dashed means:
+#              the claims' window, from the end of the first ProbeRTT both flows
+#              share (the paper's "synchronization of ProbeRTT at 31 s") until the
+#              10-ms flow leaves (claim_window(, "probe_rtt_sync..end")), or the
+#              steady state when the run has no such ProbeRTT; the 10-ms flow's
+#              departure and the 50-ms flow's ramp-up time (rampup_s()) marked;
 #          (b) bottleneck queueing delay over time with BBQ and with BBR, each
 #              algorithm's steady-state mean (ss_qdelay_ms()) in the legend.
 
@@ -24,10 +27,17 @@ er <- a$runs
 bbq <- first_valid_run(er, function(r) algorithm_of(r) == "BBQ")
 bbr <- first_valid_run(er, function(r) algorithm_of(r) == "BBR")
 
+# The claims' window (see the header), else the steady state.
+goodput_window <- function(run) {
+  w <- claim_window(run, "probe_rtt_sync..end", a$warmup_s)
+  if (anyNA(w)) steady_window(run, a$warmup_s) else w
+}
+
 goodput_panel <- function(run) {
   flows <- flows_table(run$meta)
-  w <- steady_window(run, a$warmup_s)
-  means <- ss_goodput_table(run, a$warmup_s) %>% mutate(flow_label = factor(label, levels = flows$label))
+  w <- goodput_window(run)
+  means <- ss_goodput_table(run, a$warmup_s, window = w) %>%
+    mutate(flow_label = factor(label, levels = flows$label))
   g <- rebin_goodput(run$goodput, bin_s) %>%
     mutate(flow_label = factor(flows$label[match(flow, flows$flow)], levels = flows$label))
   long <- flows$flow[which.max(flows$rtt_ms)]
@@ -61,12 +71,18 @@ qdelay_panel <- function(runs) {
     scale_y_continuous("Queueing delay (ms)", limits = c(0, NA)) +
     labs(title = "Queueing delay", caption = wrap_caption(sprintf(paste(
       "%s: %s; BBQ repetition %s, BBR repetition %s (first valid of each). %s-s bins;",
-      "shaded: steady state (warm-up %s s), dashed: steady-state means; ramp-up: time until",
-      "the 50-ms flow's 300-ms mean goodput reaches 90 %% of the link. %s"),
+      "goodput shaded with dashed means: %s; delay means: steady state (warm-up %s s);",
+      "ramp-up: time until the 50-ms flow's 300-ms mean goodput reaches 90 %% of the link. %s"),
       EXPERIMENT, runs_note(er), if (is.null(bbq)) "--" else bbq$key$repetition,
-      if (is.null(bbr)) "--" else bbr$key$repetition, format(bin_s), format(a$warmup_s),
-      excluded_note(er)), 110)) +
+      if (is.null(bbr)) "--" else bbr$key$repetition, format(bin_s), window_note(runs[[1]]),
+      format(a$warmup_s), excluded_note(er)), 110)) +
     theme_paper()
+}
+
+window_note <- function(run) {
+  w <- claim_window(run, "probe_rtt_sync..end", a$warmup_s)
+  if (anyNA(w)) return("the steady state (no ProbeRTT shared by both flows)")
+  sprintf("%.1f-%.1f s, after the first ProbeRTT both flows share", w[["start"]], w[["end"]])
 }
 
 if (is.null(bbq) && is.null(bbr)) {
