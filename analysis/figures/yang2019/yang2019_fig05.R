@@ -1,0 +1,70 @@
+#!/usr/bin/env Rscript
+# analysis/figures/yang2019/yang2019_fig05.R -- Yang et al. (2019) Fig. 5 reproduced: the RTT
+# of a 5-ms RTT flow competing with a 20-ms flow on 20 Mbit/s (5 MB buffer), BBR (a), BBQ
+# (b), Adaptive-BBR (c), and Adaptive-BBR's first 12 s (d).
+#
+# Usage:   Rscript analysis/figures/yang2019/yang2019_fig05.R <runs_dir> <out.pdf> [warmup_s]
+# Inputs:  runs of experiment "yang2019_fig05" below <runs_dir>.
+# Outputs: <out.pdf> and <out>.png, atomically. One panel per algorithm (its first valid
+#          repetition): the 5-ms flow's smoothed RTT (tcp.csv rtt_ms, solid), 5 ms plus the
+#          bottleneck's queueing delay (queue.csv qdelay_ms, dashed grey), the steady-state
+#          mean RTT (dotted, number: ss_rtt_ms()); a last panel zooms on Adaptive-BBR's first 12 s.
+
+script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "common.R"))
+
+EXPERIMENT <- "yang2019_fig05"
+a <- figure_args(EXPERIMENT)
+er <- a$runs
+points <- unique(er$index$point[er$index$valid])
+firsts <- Filter(Negate(is.null), lapply(points, function(p) first_valid_run(er, function(r) r$key$point == p)))
+
+if (length(firsts) == 0) {
+  save_figure(no_valid_run_plot(EXPERIMENT, er), a$out_pdf, 6.5, 2.5)
+} else {
+  firsts <- yang_point_order(firsts)
+  letters_of <- c(BBR = "(a) BBR", BBQ = "(b) BBQ", `Adaptive-BBR` = "(c) Adaptive-BBR")
+  panel_of <- function(r) sprintf("%s (rep %d)", letters_of[[yang_algorithm(r)]] %||% yang_algorithm(r), r$key$repetition)
+  series <- function(r, panel, until = Inf) {
+    base <- flows_table(r$meta)$rtt_ms[1]
+    s <- r$tcp[r$tcp$flow == 1 & !is.na(r$tcp$rtt_ms) & r$tcp$t_s <= until, ]
+    q <- r$queue[!is.na(r$queue$qdelay_ms) & r$queue$t_s >= 0 & r$queue$t_s <= min(until, run_end_s(r)), ]
+    bind_rows(tibble(t_s = s$t_s, ms = s$rtt_ms, what = "RTT of the 5-ms flow"),
+              tibble(t_s = q$t_s, ms = base + q$qdelay_ms, what = "5 ms + bottleneck queueing delay")) %>%
+      mutate(panel = panel)
+  }
+  panels <- c(vapply(firsts, panel_of, ""))
+  d <- bind_rows(lapply(firsts, function(r) series(r, panel_of(r))))
+  means <- bind_rows(lapply(firsts, function(r) {
+    w <- steady_window(r, a$warmup_s)
+    tibble(panel = panel_of(r), start = w[["start"]], end = w[["end"]], ms = ss_rtt_ms(r, 1, a$warmup_s))
+  }))
+  ab <- Filter(function(r) yang_algorithm(r) == "Adaptive-BBR", firsts)
+  if (length(ab)) {
+    zoom <- sprintf("(d) Adaptive-BBR, first 12 s (rep %d)", ab[[1]]$key$repetition)
+    panels <- c(panels, zoom)
+    d <- bind_rows(d, series(ab[[1]], zoom, until = 12))
+  }
+  d$panel <- factor(d$panel, levels = panels)
+  means$panel <- factor(means$panel, levels = panels)
+  p <- ggplot(d, aes(t_s, ms, colour = what, linetype = what)) +
+    geom_line(linewidth = 0.4) +
+    geom_segment(data = means, aes(x = start, xend = end, y = ms, yend = ms), inherit.aes = FALSE,
+                 linetype = "dotted", colour = "black", linewidth = 0.4) +
+    geom_text(data = means, aes(x = end, y = ms, label = sprintf("mean %.1f ms", ms)), inherit.aes = FALSE,
+              hjust = 1.05, vjust = -0.5, size = 2.5) +
+    facet_wrap(~panel, ncol = 1, scales = "free") +
+    scale_colour_manual(NULL, values = c("RTT of the 5-ms flow" = FLOW_COLOURS[1],
+                                         "5 ms + bottleneck queueing delay" = "grey45")) +
+    scale_linetype_manual(NULL, values = c("RTT of the 5-ms flow" = "solid",
+                                           "5 ms + bottleneck queueing delay" = "dashed")) +
+    scale_x_continuous("Time (s)", limits = c(0, NA), expand = expansion(mult = c(0, 0.01))) +
+    scale_y_continuous("RTT (ms)", limits = c(0, NA)) +
+    labs(caption = sweep_caption(EXPERIMENT, er, a$warmup_s, paste(
+      "Fig. 5: 5-ms vs 20-ms RTT flows, 20 Mbit/s, 5 MB buffer; first valid repetition per algorithm;",
+      "solid: the sender's smoothed RTT of the 5-ms flow; dashed: its base RTT plus the bottleneck queue's delay;",
+      "dotted: steady-state mean RTT"))) +
+    theme_paper()
+  save_figure(p, a$out_pdf, 6.5, 0.9 + 1.8 * length(panels))
+}
