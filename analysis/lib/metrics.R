@@ -94,6 +94,26 @@
 #   goodput_slope_mbps_s(run, flow, bin_s)  the least-squares slope of the flow's
 #                               goodput over the same bins against time, Mbit/s
 #                               per s (> 0: it grows over the window)
+#   ss_rtt_ms(run, flow)        mean of the flow's smoothed RTT samples (tcp.csv
+#                               rtt_ms) in the window, ms
+#   ss_rtt_queueing_ms(run, flow)  ss_rtt_ms minus the flow's configured base RTT:
+#                               the queueing delay the flow itself sees, as RTT
+#                               inflation (Yang et al.'s Fig. 5 reading)
+#   startup_s(run, flow, frac)  seconds from the flow's own start until it reaches
+#                               frac (default 0.9) of the bottleneck rate, measured
+#                               as rampup_s measures it (centred 300-ms moving mean
+#                               of the 100-ms bins, at the bin's centre)
+#   convergence_s(run, flow, tol_pct, hold_s, bin_s)  seconds from the flow's start
+#                               (a flow joining others) until its share of all
+#                               flows' goodput, in consecutive bin_s-second bins
+#                               (default 1 s) from its start, first stays within
+#                               tol_pct (default 10) percentage points of its
+#                               reference share for hold_s seconds (default 5);
+#                               the reference share is its share over the second
+#                               half of the interval from its start until the
+#                               first flow stops after it (else the run's end).
+#                               The time is that of the first bin's start; NA if
+#                               it never does
 #   probe_rtt_time_to_share_s(run, flow, during, share_pct)  median over those
 #                               episodes of the seconds from the episode's first
 #                               ProbeRTT sample until the flow holds >= share_pct
@@ -118,7 +138,8 @@ METRICS <- c("ss_goodput_mbps", "ss_share_pct", "ss_capacity_share_pct", "ss_tot
              "gain_time_pct", "gain_qdelay_rise_pct", "cwnd_bound_pct",
              "ss_queue_share_pct", "probe_rtt_queue_share_pct",
              "probe_rtt_end_queue_share_pct", "probe_rtt_time_to_share_s",
-             "ss_goodput_cv_pct", "goodput_slope_mbps_s")
+             "ss_goodput_cv_pct", "goodput_slope_mbps_s", "ss_rtt_ms", "ss_rtt_queueing_ms",
+             "startup_s", "convergence_s")
 
 steady_window <- function(run, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
   if (!is.null(window)) return(window)
@@ -526,4 +547,57 @@ goodput_slope_mbps_s <- function(run, flow, bin_s = 1, warmup_s = DEFAULT_WARMUP
   b <- window_goodput_bins(run, flow, steady_window(run, warmup_s, window), bin_s)
   if (nrow(b) < 3) return(NA_real_)
   unname(stats::coef(stats::lm(goodput_mbps ~ t_s, data = b))[2])
+}
+
+ss_rtt_ms <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  s <- flow_samples_in(run, flow, steady_window(run, warmup_s, window))
+  s <- s[!is.na(s$rtt_ms), ]
+  if (nrow(s) == 0) NA_real_ else mean(s$rtt_ms)
+}
+
+ss_rtt_queueing_ms <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  ss_rtt_ms(run, flow, warmup_s, window) - flow_value(flows_table(run$meta), "rtt_ms", flow)
+}
+
+# First 100-ms bin at or after t0 whose centred 3-bin moving mean of the flow's
+# goodput is >= frac * the bottleneck rate: seconds from t0 to that bin's centre.
+time_to_rate_s <- function(run, flow, t0, frac) {
+  g <- run$goodput[run$goodput$flow == flow, ]
+  g <- g[order(g$t_s), ]
+  mid <- g$t_s - g$interval_s / 2
+  smooth <- stats::filter(g$goodput_mbps, rep(1 / 3, 3), sides = 2)
+  hit <- which(mid >= t0 & !is.na(smooth) & smooth >= frac * run$meta$bottleneck$rate_mbps)
+  if (length(hit) == 0) return(NA_real_)
+  mid[hit[1]] - t0
+}
+
+startup_s <- function(run, flow, frac = 0.9, warmup_s = NULL, window = NULL) {
+  time_to_rate_s(run, flow, flow_life(run, flow)[["start"]], frac)
+}
+
+convergence_s <- function(run, flow, tol_pct = 10, hold_s = 5, bin_s = 1, warmup_s = NULL,
+                          window = NULL) {
+  flows <- flows_table(run$meta)
+  t_join <- flow_life(run, flow)[["start"]]
+  stops <- vapply(flows$flow, function(f) flow_life(run, f)[["stop"]], 0)
+  later <- stops[stops > t_join + EPS_S]
+  t_end <- if (length(later)) min(later) else run_end_s(run)
+  if (t_end - t_join < 2 * hold_s) return(NA_real_)
+  ref <- win_goodput_table(run, (t_join + t_end) / 2, t_end)
+  ref_share <- 100 * flow_value(ref, "goodput_mbps", flow) / sum(ref$goodput_mbps)
+  w <- c(start = t_join, end = t_end)
+  bins <- bind_rows(lapply(flows$flow, function(f)
+    window_goodput_bins(run, f, w, bin_s) %>% mutate(flow = f)))
+  if (nrow(bins) == 0) return(NA_real_)
+  target <- flow
+  share <- bins %>% group_by(t_s) %>%
+    summarise(share = 100 * sum(goodput_mbps[flow == target]) / sum(goodput_mbps), .groups = "drop") %>%
+    arrange(t_s)
+  inside <- !is.na(share$share) & abs(share$share - ref_share) <= tol_pct
+  k <- ceiling(hold_s / bin_s - EPS_S)
+  if (length(inside) < k) return(NA_real_)
+  for (i in seq_len(length(inside) - k + 1)) {
+    if (all(inside[i:(i + k - 1)])) return(share$t_s[i] - bin_s / 2 - t_join)
+  }
+  NA_real_
 }
