@@ -53,6 +53,8 @@ def build(n_flows: int, switch: str = "ovs", mtu: int = 1500) -> Dumbbell:
     net = Mininet(topo=DumbbellTopo(n_flows=n_flows, mtu=mtu), switch=_switch_class(switch),
                   link=Link, controller=None, autoSetMacs=True, waitConnected=False)
     net.start()
+    if mtu != DEFAULT_MTU:
+        set_mtu(net, mtu)
     senders = [net.get(f"snd{i}") for i in range(1, n_flows + 1)]
     receivers = [net.get(f"rcv{i}") for i in range(1, n_flows + 1)]
     interfaces = {node.name: [i.name for i in node.intfList() if i.name != "lo"]
@@ -62,6 +64,26 @@ def build(n_flows: int, switch: str = "ovs", mtu: int = 1500) -> Dumbbell:
                     sender_side_ports=[f"sw1-eth{i + 1}" for i in range(1, n_flows + 1)],
                     receiver_side_ports=[f"sw2-eth{i + 1}" for i in range(1, n_flows + 1)],
                     interfaces=interfaces)
+
+
+DEFAULT_MTU = 1500   # every emulated link's MTU unless the spec sets mtu_bytes
+
+
+def mtu_commands(interfaces: list, mtu: int) -> list:
+    """`ip link` command lines setting `mtu` on the given interfaces (all ends of every link, so
+    that the senders' MSS follows it: mtu - 40 bytes of IP and TCP headers, less options)."""
+    return [f"ip link set dev {name} mtu {int(mtu)}" for name in interfaces]
+
+
+def set_mtu(net: Mininet, mtu: int) -> None:
+    """Set the MTU on every interface of the dumbbell (hosts and switch ports; a Linux bridge
+    follows its ports). Mininet's Topo takes no MTU, so it is set once the network is up."""
+    for node in net.hosts + net.switches:
+        names = [i.name for i in node.intfList() if i.name != "lo"]
+        for cmd in mtu_commands(names, mtu):
+            out = node.cmd(cmd)
+            if out.strip():
+                raise RuntimeError(f"{node.name}: {cmd}: {out.strip()}")
 
 
 def ip_of(node) -> str:
