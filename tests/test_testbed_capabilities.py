@@ -2,7 +2,8 @@
 delayed ACKs, large buffers (guest memory sized from the spec, checked before boot).
 
 Spec checks, tc command lines and the memory check run without a testbed; two short
-virtual-clock runs boot it (measured here: 18 s and 33 s of wall time)."""
+virtual-clock runs boot it (measured here: 21-35 s and 23-51 s, the longer while the
+two cores also ran a pipeline; about 1.5 min for the file)."""
 import json
 import math
 import os
@@ -147,7 +148,7 @@ def test_random_loss_and_receivers_without_delayed_acks(tmp_path, kernel):
     """1 % loss after the bottleneck, receivers with quickack, 5 s on 20 Mbit/s (about 8000
     packets): the loss netem's drops are within 4 standard deviations of the binomial count
     for the packets it saw, it saw the data segments only (no ACKs), and the receiver sent
-    one segment per data segment. Measured: 18 s."""
+    one segment per data segment. Measured: 21-35 s."""
     spec_file = write_spec(tmp_path / "lossack.yaml", """
 name: lossack
 duration_s: 5
@@ -186,7 +187,7 @@ def test_access_links_bound_a_lone_flow(tmp_path, kernel):
     """10 Mbit/s bottleneck; a lone CUBIC flow behind a 100 Mbit/s access link (0-4 s) is bounded
     by the bottleneck, one behind a 4 Mbit/s access link (4-8 s) by its access link. Also the
     contrast to the test above: with delayed ACKs (the default) a receiver sends about one
-    segment per two data segments. Measured: 33 s."""
+    segment per two data segments. Measured: 23-51 s."""
     spec_file = write_spec(tmp_path / "access.yaml", """
 name: access
 duration_s: 8
