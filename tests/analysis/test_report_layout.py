@@ -112,7 +112,8 @@ def test_summary_counts_items_and_verdicts(tmp_path):
     ma, kim, total = got["Ma et al. (2019)"], got["Kim et al. (2019)"], got["All papers"]
     assert ma == ["7 of 17", "3 (2/1)", "1 (0/1)", "1 (1/0)", "1", "paper", "3"]
     assert kim == ["0 of 6", "--", "--", "--", "--", "--", "--"]   # no claims file
-    assert total[:2] == ["7 of 23", "3 (2/1)"]
+    assert got["Yang et al. (2019)"][0] == "0 of 6"                  # Figs. 3, 4(a)-(c), 5, 6
+    assert total[:2] == ["7 of 29", "3 (2/1)"]
     assert "Not regenerated: Ma et al. (2019): Fig. 3, Fig. 5" in tex
     assert "\\begin{tabular}" in tex and "\\linewidth" in tex
 
@@ -143,8 +144,8 @@ def test_summary_with_no_claims_at_all(tmp_path):
     out = tmp_path / "summary.tex"
     rscript(ANALYSIS / "summary.R", gen, out)
     got = table_rows(out.read_text())
-    assert set(got) == {"Ma et al. (2019)", "Kim et al. (2019)", "All papers"}
-    assert got["All papers"] == ["0 of 23", "--", "--", "--", "--", "--", "--"]
+    assert set(got) == {"Ma et al. (2019)", "Kim et al. (2019)", "Yang et al. (2019)", "All papers"}
+    assert got["All papers"] == ["0 of 29", "--", "--", "--", "--", "--", "--"]
 
 
 # ---- point labels in R ----------------------------------------------------------------
