@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # analysis/figures/yang2019/yang2019_fig04c.R -- Yang et al. (2019) Fig. 4(c) reproduced: the
-# share (% of all flows' throughput) of one 10-ms RTT flow against N = 1, 3, 5 flows of 15 ms
+# share (% of all flows' throughput) of one 10-ms RTT flow against N = 1-5 flows of 15 ms (quick: 1, 3, 5)
 # on 20 Mbit/s, BBR / BBQ / Adaptive-BBR.
 #
 # Usage:   Rscript analysis/figures/yang2019/yang2019_fig04c.R <runs_dir> <out.pdf> [warmup_s]
