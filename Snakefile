@@ -82,9 +82,18 @@ onstart:
     # Stop before the first submission when the cluster cannot take the jobs (bbrlab/cluster.py).
     from bbrlab import cluster as bbrcluster
     from snakemake.exceptions import WorkflowError
-    problems = bbrcluster.preflight(workflow, list(workflow.dag.needrun_jobs()))
+    needrun = list(workflow.dag.needrun_jobs())
+    problems = bbrcluster.preflight(workflow, needrun)
     if problems:
         raise WorkflowError("cluster check failed, nothing submitted:\n  - " + "\n  - ".join(problems))
+    # The backend cross-check: stop before the first job when a backend whose runs must still
+    # run cannot run on this host, naming the side and why (bbrlab/crosscheck.py).
+    crosscheck_backends = sorted({j.wildcards["backend"] for j in needrun if j.rule.name == "crosscheck_run"})
+    if crosscheck_backends:
+        from bbrlab import crosscheck as bbrcrosscheck
+        refusal = bbrcrosscheck.refusal(crosscheck_backends, kernel=KERNEL)
+        if refusal:
+            raise WorkflowError(refusal)
 
 
 rule kernel:
@@ -157,6 +166,62 @@ onsuccess:
 
 onerror:
     vagrant_done()
+
+
+# Backend cross-check (README "Native backend"): `snakemake --cores all crosscheck` runs the
+# specs of config key `crosscheck` (mininet/specs/crosscheck/) on the uml backend (their own
+# clock, virtual) and on the native backend (real clock, as root) into separate trees and
+# prints per-metric differences (analysis/crosscheck.R). Not part of `all`. The onstart
+# hook above refuses before anything runs when a side cannot run on this host.
+XC = "results/crosscheck"
+
+
+def crosscheck_jobs(experiment):
+    return bbrspec.expand(bbrspec.load(spec_path(experiment), profile="crosscheck"))
+
+
+def crosscheck_runs(backend):
+    return [f"{XC}/{backend}/runs/{e}/{j['point']}/rep{j['repetition']}/run.json"
+            for e in config.get("crosscheck", []) for j in crosscheck_jobs(e)]
+
+
+def crosscheck_job(wildcards):
+    return next(j for j in crosscheck_jobs(wildcards.experiment)
+                if j["point"] == wildcards.point and str(j["repetition"]) == wildcards.rep)
+
+
+rule crosscheck_run:
+    """One run of a cross-check spec on one backend (uml: its own clock; native: the real clock)."""
+    input:
+        spec=lambda wildcards: spec_path(wildcards.experiment),
+        kernel=lambda wildcards: [KERNEL_STAMP] if wildcards.backend == "uml" else [],
+        modules=lambda wildcards: [f"{MODULES}/{m}.ko" for m in bbrmodules.needed(
+            crosscheck_jobs(wildcards.experiment))] if wildcards.backend == "uml" else [],
+    output: f"{XC}/{{backend}}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
+    wildcard_constraints: backend="uml|native"
+    log: f"{XC}/{{backend}}/logs/{{experiment}}/{{point}}/rep{{rep}}.log"
+    threads: lambda wildcards: 1 if wildcards.backend == "uml" else workflow.cores   # native: alone on the host
+    resources:
+        mem_mb=lambda wildcards: bbrresources.mem_mb(crosscheck_job(wildcards), wildcards.backend),
+        runtime=lambda wildcards, attempt: bbrresources.runtime_min(crosscheck_job(wildcards), attempt),
+    params:
+        backend_args=lambda wildcards: f"--kernel {KERNEL}" if wildcards.backend == "uml" else "--clock real",
+    shell:
+        f"{PY} run {{input.spec}} --profile crosscheck --out {XC}/{{wildcards.backend}}/runs "
+        "--point {wildcards.point} --rep {wildcards.rep} --backend {wildcards.backend} {params.backend_args} "
+        "2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
+
+
+rule crosscheck:
+    """Both backends' runs of the cross-check specs, compared metric by metric (printed, and kept)."""
+    input:
+        uml=crosscheck_runs("uml"),
+        native=crosscheck_runs("native"),
+        script="analysis/crosscheck.R",
+    output:
+        csv=f"{XC}/comparison.csv",
+        md=f"{XC}/comparison.md",
+    shell: f"Rscript {{input.script}} {XC}/uml/runs {XC}/native/runs {{output.csv}} {config['warmup_s']} uml,native"
 
 
 def experiment_runs(wildcards):
