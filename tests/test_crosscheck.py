@@ -5,7 +5,6 @@ backend cannot run here, and analysis/crosscheck.R on constructed and copied run
 No testbed boots."""
 import csv
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -242,3 +241,18 @@ def test_a_side_without_valid_runs_is_named_and_nothing_compared(tmp_path):
     assert "no experiment has valid runs in both" in res.stderr
     assert "no valid run on native" in res.stdout
     assert not (tmp_path / "out.csv").exists()
+
+
+@needs_r
+def test_one_flow_run_has_no_share_row(tmp_path):
+    for side, mbps in (("uml", 47.0), ("native", 46.5)):
+        synth_runs.write_run(tmp_path / side / "crosscheck_oneflow" / "base" / "rep1", experiment="crosscheck_oneflow",
+                             point="base", repetition=1, retrans={1: 5}, qdelay_phases=[(30.0, 2.0)],
+                             flows=[{"flow": 1, "cc": "bbr", "rtt_ms": 20.0, "start_s": 0.0, "stop_s": 30.0}],
+                             phases={1: [(30.0, mbps)]})
+    res = compare(tmp_path / "uml", tmp_path / "native", tmp_path / "out.csv")
+    assert res.returncode == 0, res.stderr
+    rows = rows_of(tmp_path / "out.csv")
+    assert sorted(k[2:] for k in rows) == [("", "qdelay_ms"), ("", "util_pct"), ("1", "goodput_mbps"), ("1", "rtt_ms")]
+    assert float(rows[("crosscheck_oneflow", "base", "1", "goodput_mbps")]["diff"]) == pytest.approx(-0.5)
+    assert "4 of 4 compared metrics within the run-to-run spread" in res.stdout
