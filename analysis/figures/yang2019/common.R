@@ -90,6 +90,7 @@ yang_bar_figure <- function(experiment, fun, x_label, y_label, what, y_limits = 
   vals$x <- factor(vals$x, levels = sort(unique(vals$x)))
   vals$algorithm <- factor(vals$algorithm, levels = intersect(YANG_ALGOS, unique(vals$algorithm)))
   s <- summarise_valid(vals, c("x", "algorithm"))
+  digits <- if (max(s$mean, na.rm = TRUE) > 1.5) 1 else 2
   ticks <- if (is.null(fair)) NULL else
     tibble(x = factor(levels(vals$x), levels = levels(vals$x)), fair = fair(as.numeric(levels(vals$x))))
   dodge <- position_dodge(width = 0.8)
@@ -99,7 +100,7 @@ yang_bar_figure <- function(experiment, fun, x_label, y_label, what, y_limits = 
                   width = 0.2, linewidth = 0.35) +
     geom_point(data = vals, aes(x, value, group = algorithm), position = dodge, size = 0.8,
                alpha = 0.6, show.legend = FALSE) +
-    geom_text(aes(label = formatC(mean, format = "f", digits = if (max(s$mean, na.rm = TRUE) > 1.5) 1 else 2),
+    geom_text(aes(label = formatC(mean, format = "f", digits = digits),
                   group = algorithm), position = dodge, vjust = -0.5, size = 2.4) +
     { if (!is.null(ticks)) geom_errorbar(data = ticks, aes(x, ymin = fair, ymax = fair), inherit.aes = FALSE,
                                          width = 0.9, linetype = "dashed", colour = "grey30", linewidth = 0.35) } +
