@@ -8,13 +8,51 @@
 # Outputs: <out.pdf> and <out>.png, atomically. One panel per algorithm (its first valid
 #          repetition): the 5-ms flow's smoothed RTT (tcp.csv rtt_ms, solid), 5 ms plus the
 #          bottleneck's queueing delay (queue.csv qdelay_ms, dashed grey), the steady-state
-#          mean RTT (dotted, number: ss_rtt_ms()); a last panel zooms on Adaptive-BBR's first 12 s.
+#          mean RTT (dotted, number: ss_rtt_ms()); a panel zooms on Adaptive-BBR's first 12 s;
+#          below, (e): Adaptive-BBR's pacing gains and backlog estimates Q against the real backlog.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
 EXPERIMENT <- "yang2019_fig05"
+
+# (e) What Adaptive-BBR's decision sees (first valid repetition): each flow's pacing gain
+# (tcp.csv bbr_pacing_gain, Eq. 5's output) and its backlog estimate Q = inflight -
+# min_rtt x delivery rate in packets, from the sampled socket state (inflight_pkts,
+# bbr_min_rtt_ms, delivery_rate_mbps, mss_bytes: the module computes Q per ACK from its
+# own rate sample, so this is a proxy), against the bottleneck's real backlog in packets.
+# Drawn from AFTER_STARTUP_S on, so that the start-up's queue does not set the scale.
+AFTER_STARTUP_S <- 3
+adaptive_trace_plot <- function(r) {
+  fl <- flows_table(r$meta)
+  s <- r$tcp[!is.na(r$tcp$bbr_pacing_gain), ]
+  if (nrow(s) == 0) return(NULL)
+  lab <- function(f) fl$label[match(f, fl$flow)]
+  q_est <- s$inflight_pkts - s$bbr_min_rtt_ms / 1e3 * s$delivery_rate_mbps * 1e6 / 8 / s$mss_bytes
+  d <- bind_rows(
+    tibble(t_s = s$t_s, v = s$bbr_pacing_gain, series = lab(s$flow), what = "pacing gain"),
+    tibble(t_s = s$t_s, v = q_est, series = lab(s$flow), what = "Q estimate / backlog (packets)"),
+    tibble(t_s = r$queue$t_s, v = r$queue$backlog_pkts, series = "bottleneck backlog",
+           what = "Q estimate / backlog (packets)")) %>%
+    filter(t_s >= AFTER_STARTUP_S, !is.na(v))
+  alpha <- as.numeric(r$meta$spec$flows[[1]]$module_params$alpha_pkts %||% 3)
+  ggplot(d, aes(t_s, v, colour = series)) +
+    geom_hline(data = tibble(what = c("pacing gain", "Q estimate / backlog (packets)"), y = c(1, alpha)),
+               aes(yintercept = y), linetype = "dashed", colour = "grey40", linewidth = 0.3) +
+    geom_line(linewidth = 0.35) +
+    facet_wrap(~what, ncol = 1, scales = "free_y") +
+    scale_colour_manual(NULL, values = c(setNames(FLOW_COLOURS[seq_len(nrow(fl))], fl$label),
+                                         "bottleneck backlog" = "grey30")) +
+    scale_x_continuous("Time (s)", expand = expansion(mult = c(0, 0.01))) +
+    scale_y_continuous(NULL) +
+    labs(title = sprintf("(e) Adaptive-BBR's inputs from %g s on (rep %d)", AFTER_STARTUP_S, r$key$repetition),
+         caption = wrap_caption(paste(
+           "Pacing gain: Eq. 5's output per flow (dashed: 1). Q estimate: inflight - min_rtt x delivery rate from",
+           "the sampled socket state, packets (a proxy of the module's per-ACK value; dashed: alpha);",
+           "grey: the bottleneck's real backlog, packets."), 110)) +
+    theme_paper()
+}
 a <- figure_args(EXPERIMENT)
 er <- a$runs
 points <- unique(er$index$point[er$index$valid])
@@ -66,5 +104,11 @@ if (length(firsts) == 0) {
       "solid: the sender's smoothed RTT of the 5-ms flow; dashed: its base RTT plus the bottleneck queue's delay;",
       "dotted: steady-state mean RTT"))) +
     theme_paper()
-  save_figure(p, a$out_pdf, 6.5, 0.9 + 1.8 * length(panels))
+  trace <- if (length(ab)) adaptive_trace_plot(ab[[1]]) else NULL
+  if (is.null(trace)) {
+    save_figure(p, a$out_pdf, 6.5, 0.9 + 1.8 * length(panels))
+  } else {
+    h <- 0.9 + 1.8 * length(panels)
+    save_figure(list(p, trace), a$out_pdf, 6.5, h + 3.6, heights = c(h, 3.6))
+  }
 }
