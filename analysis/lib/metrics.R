@@ -63,7 +63,8 @@
 #                               until `flow` reaches frac (default 0.9) of the
 #                               bottleneck rate: the first 100-ms bin after the
 #                               departure whose centred 3-bin (300-ms) moving mean
-#                               is >= frac * rate, measured at the bin's centre
+#                               is >= frac * rate, measured at the bin's centre;
+#                               Inf when that never happens before the run ends
 #   gain_time_pct(run, flow, gain)  % of the flow's socket samples in the window
 #                               whose BBR pacing gain equals `gain` (+- 0.01)
 #   gain_qdelay_rise_pct(run, flow, gain)  % of the flow's periods at that pacing
@@ -328,7 +329,7 @@ rampup_s <- function(run, flow, frac = 0.9, warmup_s = NULL, window = NULL) {
   smooth <- stats::filter(g$goodput_mbps, rep(1 / 3, 3), sides = 2)
   rate <- run$meta$bottleneck$rate_mbps
   hit <- which(mid >= t_leave & !is.na(smooth) & smooth >= frac * rate)
-  if (length(hit) == 0) return(NA_real_)
+  if (length(hit) == 0) return(Inf)     # never within the run: it did not ramp up
   mid[hit[1]] - t_leave
 }
 

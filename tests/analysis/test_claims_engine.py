@@ -240,3 +240,14 @@ def test_claims_compare_puts_two_run_sets_side_by_side(tmp_path, sweep):
     assert lines[2].endswith("| reproduced (marginal) |")
     assert "5.00 (n=1, 1 pts)" in lines[3] and lines[3].endswith("| not reproduced (marginal) |")
     assert "1 reproduced, 0 qualitatively reproduced, 1 not reproduced, 0 not run" in lines[4]
+
+
+def test_a_flow_that_never_ramps_up_is_not_reproduced_not_unrun(tmp_path):
+    """rampup_s is Inf when the flow never reaches the link after the other leaves:
+    the claim ran and failed, it is not 'not run'."""
+    root = tmp_path / "ramp"
+    flows = [synth.flow(1, "bbr", 10, 0, 20), synth.flow(2, "bbr", 50, 0, 30)]
+    synth.write_run(root, "e", "p", 1, flows, rate=lambda f, t: 40.0)       # stays at 40 after 20 s
+    row = evaluate(tmp_path, root, [dict(id="x", value="1.7", point="p", metric="rampup_s",
+                                         args="flow = 2")])["x"]
+    assert (row["verdict"], row["mean"]) == ("not reproduced", "Inf")

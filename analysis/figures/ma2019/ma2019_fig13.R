@@ -48,7 +48,7 @@ goodput_panel <- function(run) {
     geom_vline(xintercept = leave, linetype = "dotted", linewidth = 0.4) +
     annotate("text", x = leave, y = rate * 1.05, hjust = 1.02, size = 2.6,
              label = sprintf("10-ms flow leaves; ramp-up %s s",
-                             if (is.na(ramp)) "--" else sprintf("%.1f", ramp))) +
+                             if (!is.finite(ramp)) "none" else sprintf("%.1f", ramp))) +
     geom_line(linewidth = 0.5) +
     steady_mean_layers(means, w, "start") +
     scale_colour_manual(values = FLOW_COLOURS) +
