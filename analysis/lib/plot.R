@@ -217,3 +217,26 @@ steady_mean_layers <- function(means, w, label_at = c("end", "start")) {
                vjust = -0.25, size = 2.6, label.size = 0, label.padding = unit(1, "pt"),
                fill = "white", show.legend = FALSE))
 }
+
+# Goodput over time of several runs, one facet panel per run (panel_of(run) names
+# it, in the runs' order): list(g = goodput rebinned to bin_s, windows = each
+# run's steady state, means = the flows' steady-state means, panels = the panel
+# names), with flow_label = flows$label as a factor of `levels`.
+goodput_panel_frames <- function(runs, panel_of, flows, levels, bin_s, warmup_s) {
+  panels <- vapply(runs, panel_of, "")
+  lab <- function(f) factor(flows$label[match(f, flows$flow)], levels = levels)
+  in_panels <- function(tab) mutate(tab, panel = factor(panel, levels = panels))
+  g <- bind_rows(lapply(runs, function(r) rebin_goodput(r$goodput, bin_s) %>% mutate(panel = panel_of(r))))
+  windows <- bind_rows(lapply(runs, function(r) {
+    w <- steady_window(r, warmup_s)
+    tibble(panel = panel_of(r), start = w[["start"]], end = w[["end"]])
+  }))
+  means <- bind_rows(lapply(runs, function(r) {
+    w <- steady_window(r, warmup_s)
+    ss_goodput_table(r, warmup_s) %>%
+      transmute(flow_label = lab(flow), goodput_mbps, start = w[["start"]], end = w[["end"]],
+                panel = panel_of(r))
+  }))
+  list(g = in_panels(mutate(g, flow_label = lab(flow))), windows = in_panels(windows),
+       means = in_panels(means), panels = panels)
+}

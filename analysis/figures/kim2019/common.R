@@ -24,23 +24,10 @@ kim_goodput_figure <- function(experiment, what, width = 6.5, panel_height = 2.1
   }
   # panel order: by rate, the module's defaults first, then the point names
   panel_of <- function(r) sprintf("%s (rep %d)", point_label(r$meta), r$key$repetition)
-  panels <- vapply(firsts, panel_of, "")
   flows <- flows_table(firsts[[1]]$meta)
   if (anyDuplicated(flows$label)) flows$label <- sprintf("flow %d: %s", flows$flow, flows$label)
-  g <- bind_rows(lapply(firsts, function(r) {
-    rebin_goodput(r$goodput, bin_s) %>% mutate(panel = panel_of(r))
-  })) %>% mutate(flow_label = factor(flows$label[match(flow, flows$flow)], levels = flows$label),
-                 panel = factor(panel, levels = panels))
-  windows <- bind_rows(lapply(firsts, function(r) {
-    w <- steady_window(r, a$warmup_s)
-    tibble(panel = panel_of(r), start = w[["start"]], end = w[["end"]])
-  })) %>% mutate(panel = factor(panel, levels = panels))
-  means <- bind_rows(lapply(firsts, function(r) {
-    w <- steady_window(r, a$warmup_s)
-    ss_goodput_table(r, a$warmup_s) %>%
-      transmute(flow_label = factor(flows$label[match(flow, flows$flow)], levels = flows$label), goodput_mbps,
-                start = w[["start"]], end = w[["end"]], panel = panel_of(r))
-  })) %>% mutate(panel = factor(panel, levels = panels))
+  fr <- goodput_panel_frames(firsts, panel_of, flows, flows$label, bin_s, a$warmup_s)
+  panels <- fr$panels; g <- fr$g; windows <- fr$windows; means <- fr$means
   p <- ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) +
     geom_rect(data = windows, aes(xmin = start, xmax = end, ymin = -Inf, ymax = Inf),
               inherit.aes = FALSE, fill = "grey50", alpha = 0.12) +
