@@ -146,8 +146,7 @@ steady_window <- function(run, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
   if (!is.null(window)) return(window)
   flows <- flows_table(run$meta)
   stops <- flows$stop_s
-  end_default <- run$meta$spec$duration_s %||% max(run$goodput$t_s, -Inf)
-  stops[is.na(stops)] <- end_default
+  stops[is.na(stops)] <- run_end_s(run)
   c(start = max(flows$start_s) + warmup_s, end = min(stops))
 }
 
@@ -249,7 +248,7 @@ flow_life <- function(run, flow) {
   flows <- flows_table(run$meta)
   f <- flows[flows$flow == flow, ]
   if (nrow(f) != 1) stop(sprintf("run has no flow %s", flow))
-  stop_s <- f$stop_s %|NA|% (run$meta$spec$duration_s %||% max(run$goodput$t_s, -Inf))
+  stop_s <- f$stop_s %|NA|% run_end_s(run)
   c(start = f$start_s, stop = stop_s)
 }
 
@@ -275,14 +274,11 @@ rtt_flows <- function(g, rtt_ms) {
 }
 
 # Mean goodput of every flow over the bins inside a fixed window [from_s, to_s].
+# (a flow without bins in the window has 0; a run without goodput data NA)
 win_goodput_table <- function(run, from_s, to_s) {
-  w <- c(start = from_s, end = to_s)
-  flows <- flows_table(run$meta)
-  if (nrow(run$goodput) == 0) return(mutate(flows, goodput_mbps = NA_real_))
-  means <- run$goodput[in_window_bins(run$goodput, w), ] %>%
-    group_by(flow) %>%
-    summarise(goodput_mbps = sum(bytes) * 8 / sum(interval_s) / 1e6, .groups = "drop")
-  left_join(flows, means, by = "flow") %>% mutate(goodput_mbps = goodput_mbps %|NA|% 0)
+  g <- ss_goodput_table(run, window = c(start = from_s, end = to_s))
+  if (nrow(run$goodput) == 0) return(g)
+  mutate(g, goodput_mbps = goodput_mbps %|NA|% 0)
 }
 
 win_goodput_mbps <- function(run, flow, from_s, to_s, warmup_s = NULL, window = NULL) {

@@ -219,9 +219,9 @@ steady_mean_layers <- function(means, w, label_at = c("end", "start")) {
 }
 
 # Goodput over time of several runs, one facet panel per run (panel_of(run) names
-# it, in the runs' order): list(g = goodput rebinned to bin_s, windows = each
-# run's steady state, means = the flows' steady-state means, panels = the panel
-# names), with flow_label = flows$label as a factor of `levels`.
+# it; panels in the runs' order): list(g = goodput rebinned to bin_s, windows =
+# each run's steady state, means = the flows' steady-state means), with
+# flow_label = flows$label as a factor of `levels`.
 goodput_panel_frames <- function(runs, panel_of, flows, levels, bin_s, warmup_s) {
   panels <- vapply(runs, panel_of, "")
   lab <- function(f) factor(flows$label[match(f, flows$flow)], levels = levels)
@@ -238,5 +238,16 @@ goodput_panel_frames <- function(runs, panel_of, flows, levels, bin_s, warmup_s)
                 panel = panel_of(r))
   }))
   list(g = in_panels(mutate(g, flow_label = lab(flow))), windows = in_panels(windows),
-       means = in_panels(means), panels = panels)
+       means = in_panels(means))
+}
+
+# The layers over goodput_panel_frames(): shaded steady state, the goodput lines,
+# the flows' steady-state means dashed.
+goodput_panel_layers <- function(fr) {
+  list(geom_rect(data = fr$windows, aes(xmin = start, xmax = end, ymin = -Inf, ymax = Inf),
+                 inherit.aes = FALSE, fill = "grey50", alpha = 0.12),
+       geom_line(linewidth = 0.45),
+       geom_segment(data = fr$means, aes(x = start, xend = end, y = goodput_mbps, yend = goodput_mbps,
+                                         colour = flow_label),
+                    inherit.aes = FALSE, linetype = "dashed", linewidth = 0.35))
 }

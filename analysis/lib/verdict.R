@@ -329,11 +329,6 @@ values_of <- function(call, rs, window_text, warmup_s) {
   list(x = x, reasons = reasons)
 }
 
-run_label <- function(rs, point) {
-  if (length(rs) == 0) return(point)
-  as.character(rs[[1]]$meta$point_label %||% point)
-}
-
 # Everything one point contributes: measured value and interval, displayed value,
 # direction on the means and its interval, notes.
 point_stats <- function(claim, point, runs, warmup_s) {
@@ -374,7 +369,8 @@ point_stats <- function(claim, point, runs, warmup_s) {
   dir <- if (claim$direction != "" && n > 0)
     point_direction(parse_direction(claim$direction), sel_ok, ref_ok, claim$window, warmup_s)
   if (claim$metric == "retrans_pkts" && n > 0) notes <- c(notes, retrans_note(claim, sel_ok))
-  list(point = point, label = run_label(all_sel, point), n = n, n_runs = n_runs,
+  list(point = point, label = if (length(all_sel)) point_label(all_sel[[1]]$meta) else point,
+       n = n, n_runs = n_runs,
        q = q, q_lo = qi[1], q_hi = qi[2], value = display, lo = di[1], hi = di[2],
        sd = if (!relative && n > 1) stats::sd(x) else NA_real_,
        min = if (!relative && n > 0) min(x) else NA_real_,
@@ -408,8 +404,9 @@ window_mismatch <- function(run, ref_run, window_text, warmup_s) {
 }
 
 retrans_note <- function(claim, rs) {
-  per_s <- as.list(claim_call(claim))$per_s
-  flow <- as.list(claim_call(claim))$flow
+  args <- as.list(claim_call(claim))
+  per_s <- args$per_s
+  flow <- args$flow
   if (is.null(per_s)) return(character())
   ext <- vapply(rs, function(r) retrans_extrapolated(r, flow, per_s), TRUE)
   if (!any(ext)) return(sprintf("counted over whole %s-s flows", format(per_s)))

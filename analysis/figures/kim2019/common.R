@@ -27,14 +27,8 @@ kim_goodput_figure <- function(experiment, what, width = 6.5, panel_height = 2.1
   flows <- flows_table(firsts[[1]]$meta)
   if (anyDuplicated(flows$label)) flows$label <- sprintf("flow %d: %s", flows$flow, flows$label)
   fr <- goodput_panel_frames(firsts, panel_of, flows, flows$label, bin_s, a$warmup_s)
-  panels <- fr$panels; g <- fr$g; windows <- fr$windows; means <- fr$means
-  p <- ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) +
-    geom_rect(data = windows, aes(xmin = start, xmax = end, ymin = -Inf, ymax = Inf),
-              inherit.aes = FALSE, fill = "grey50", alpha = 0.12) +
-    geom_line(linewidth = 0.45) +
-    geom_segment(data = means, aes(x = start, xend = end, y = goodput_mbps, yend = goodput_mbps,
-                                   colour = flow_label),
-                 inherit.aes = FALSE, linetype = "dashed", linewidth = 0.35) +
+  g <- fr$g
+  p <- ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) + goodput_panel_layers(fr) +
     facet_wrap(~panel, ncol = 1, scales = "free_y") +
     scale_colour_manual(values = FLOW_COLOURS) +
     scale_x_continuous("Time (s)", limits = c(0, NA), breaks = scales::breaks_pretty(8),

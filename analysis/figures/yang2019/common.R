@@ -41,14 +41,8 @@ yang_goodput_figure <- function(experiment, what, width = 6.5, panel_height = 1.
   panel_of <- function(r) sprintf("%s (rep %d)", point_label(r$meta), r$key$repetition)
   flows <- flows_table(firsts[[1]]$meta)
   fr <- goodput_panel_frames(firsts, panel_of, flows, unique(flows$label), bin_s, a$warmup_s)
-  panels <- fr$panels; g <- fr$g; windows <- fr$windows; means <- fr$means
-  p <- ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) +
-    geom_rect(data = windows, aes(xmin = start, xmax = end, ymin = -Inf, ymax = Inf),
-              inherit.aes = FALSE, fill = "grey50", alpha = 0.12) +
-    geom_line(linewidth = 0.45) +
-    geom_segment(data = means, aes(x = start, xend = end, y = goodput_mbps, yend = goodput_mbps,
-                                   colour = flow_label),
-                 inherit.aes = FALSE, linetype = "dashed", linewidth = 0.35) +
+  g <- fr$g; means <- fr$means
+  p <- ggplot(g, aes(t_s, goodput_mbps, colour = flow_label)) + goodput_panel_layers(fr) +
     geom_text(data = means, aes(x = end, y = goodput_mbps, colour = flow_label,
                                 label = sprintf("%.1f", goodput_mbps)),
               inherit.aes = FALSE, hjust = 1.1, vjust = -0.4, size = 2.5, show.legend = FALSE) +
