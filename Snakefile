@@ -135,6 +135,7 @@ rule run:
     output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
     log: f"{RES}/logs/{{experiment}}/{{point}}/rep{{rep}}.log"
     threads: 1 if BACKEND == "uml" else workflow.cores   # native, vagrant: one dumbbell per host at a time
+    priority: lambda wildcards: int(bbrresources.expected_cpu_s(run_job(wildcards)))   # longest runs first
     resources:      # what a cluster job reserves (bbrlab/resources.py)
         mem_mb=lambda wildcards: bbrresources.mem_mb(run_job(wildcards), BACKEND),
         runtime=lambda wildcards, attempt: bbrresources.runtime_min(run_job(wildcards), attempt),

@@ -203,3 +203,62 @@ def test_retidy_refuses_a_directory_that_is_not_a_run(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "bbrlab", "tidy", str(tmp_path)], capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(REPO / "mininet")}, timeout=120)
     assert proc.returncode != 0 and "not a finished run" in (proc.stderr + proc.stdout)
+
+
+def fca_job(job):
+    """The fixture's run as if flow 1 had been bbr_fca (the variant with a failure counter)."""
+    job = copy.deepcopy(job)
+    job["flows"][0]["cc"] = "bbr_fca"
+    job["modules"] = [{"name": "bbr_fca", "path": "/x/bbr_fca.ko", "params": {}}]
+    return job
+
+
+@pytest.mark.parametrize("recorded, ok, measured", [
+    ({"alloc_failures": "0", "recent_pct": "200"}, True, 0),
+    ({"alloc_failures": "3", "recent_pct": "200"}, False, 3),
+    ({"recent_pct": "200"}, False, None),                 # a module without the counter
+    (None, False, None),                                   # the module was not loaded at the end
+])
+def test_variant_state_marks_a_run_with_plain_bbr_connections_invalid(run, recorded, ok, measured):
+    """bbr_fca connections whose per-connection state could not be allocated ran as plain BBR: the
+    module counts them (alloc_failures), the guest records it, and any such connection, or a missing
+    count, makes the run invalid."""
+    run_dir, job = run
+    job = fca_job(job)
+    data = tidy.make_tidy(run_dir, job)
+    (run_dir / "raw" / "modules.json").write_text(json.dumps([{"name": "bbr_fca", "parameters": recorded}]))
+    verdict = fidelity.evaluate(run_dir, job, data)
+    (state,) = [c for c in verdict["checks"] if c["name"] == "variant_state"]
+    assert (state["ok"], state["measured"], state["subject"]) == (ok, measured, "module bbr_fca")
+    assert verdict["valid"] is ok
+    if not ok:
+        assert state["note"]
+
+
+def test_variant_state_without_the_guests_record_is_invalid(run):
+    run_dir, job = run
+    job = fca_job(job)
+    data = tidy.make_tidy(run_dir, job)
+    verdict = fidelity.evaluate(run_dir, job, data)
+    (state,) = [c for c in verdict["checks"] if c["name"] == "variant_state"]
+    assert not state["ok"] and "no raw/modules.json" in state["note"] and not verdict["valid"]
+
+
+def test_guest_records_module_parameters_at_the_end(tmp_path):
+    """guest.module_state reads each loaded variant's /sys/module/<name>/parameters/ into
+    raw/modules.json, which variant_state reads."""
+    from bbrlab import guest
+    params = tmp_path / "sys" / "bbr_fca" / "parameters"
+    params.mkdir(parents=True)
+    (params / "alloc_failures").write_text("2\n")
+    (params / "recent_pct").write_text("200\n")
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    job = {"modules": [{"name": "bbr_fca"}, {"name": "bbq"}],
+           "flows": [{"flow": 1, "cc": "bbr_fca"}, {"flow": 2, "cc": "bbq"}]}
+    guest.module_state(job, raw, sys_module=str(tmp_path / "sys"))
+    state = json.loads((raw / "modules.json").read_text())
+    assert state == [{"name": "bbr_fca", "parameters": {"alloc_failures": "2", "recent_pct": "200"}},
+                     {"name": "bbq", "parameters": None}]
+    (check,) = fidelity.variant_state_checks(raw, job)        # bbq keeps no counter: no check
+    assert not check["ok"] and check["measured"] == 2

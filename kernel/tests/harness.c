@@ -16,7 +16,7 @@
 /* Constants the tests need to mirror. */
 const u32 h_bw_scale = BW_SCALE, h_bbr_scale = BBR_SCALE;
 const u32 h_abbr_pkt_shift = ABBR_PKT_SHIFT, h_fca_pkt_shift = FCA_PKT_SHIFT;
-const u64 h_fca_t_max = FCA_T_MAX;
+const u64 h_fca_t_max = FCA_T_MAX, h_fca_w0_max = FCA_W0_MAX;
 
 int h_bbq_queue_detected(u32 rtt, u32 min_rtt, u32 beta_ppm)
 {
@@ -54,6 +54,23 @@ s64 h_abbr_backlog(u32 inflight, u32 min_rtt, u64 rate)
 }
 
 u64 h_fca_w0(u64 t) { return fca_w0(t); }
+
+u64 h_fca_w0_fc(u64 t, u64 rtt) { return fca_w0_fc(t, rtt); }
+
+u32 h_fca_cbrt(u64 x) { return fca_cbrt(x); }
+
+u64 h_fca_k_us(u64 w0, u32 n) { return fca_k_us(w0, n); }
+
+u64 h_fca_t_reno(u64 w0, u64 rtt) { return fca_t_reno(w0, rtt); }
+
+/* Mean window of an FC (fc = 1) or non-FC phase for W0 and R, as Eq. 8 uses it. */
+u64 h_fca_mean_window(u64 w0, u64 rtt, int fc)
+{
+	return fca_mean_window(w0, fca_t_reno(w0, rtt), fca_k_us(w0, fc ? 3 : 6),
+			       fc ? 2 : 1);
+}
+
+u64 h_fca_bound_rate(u64 b, u32 bw_max) { return fca_bound_rate(b, bw_max); }
 
 u64 h_fca_cubic_rate(u64 t_fc, u64 t_nfc, u64 r, u64 rtt)
 {

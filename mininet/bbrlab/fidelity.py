@@ -32,7 +32,12 @@ In the spirit of Mininet-HiFi's network invariants, every run is checked for
                   the guest raises the limits) no flow's sender spent more
                   than MAX_HOST_LIMITED of its busy time limited by the
                   receive window or its send buffer: the network, not the
-                  hosts' socket buffers, bounded the flows.
+                  hosts' socket buffers, bounded the flows;
+  variant_state   (flows whose variant module keeps a failure counter,
+                  VARIANT_COUNTERS) the counter read from sysfs at the end of
+                  the run (raw/modules.json) is 0: e.g. no bbr_fca connection
+                  ran as plain BBR because its state could not be allocated.
+                  A missing reading fails too.
 
 Thresholds come from the spec's `fidelity` block (defaults in spec.py). A run
 with any failed check is invalid: kept, listed in the report, never averaged.
@@ -49,6 +54,8 @@ TC_SENT = re.compile(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)")
 LOSS_SIGMAS = 4.0            # a correct netem fails this about once in 16000 runs
 MIN_ACKS_PER_SEGMENT = 0.95
 MAX_HOST_LIMITED = 0.05
+# variant module -> (read-only parameter counting connections that did not run the variant, unit)
+VARIANT_COUNTERS = {"bbr_fca": ("alloc_failures", "connections run as plain BBR (state not allocated)")}
 
 
 def ping_rtts(text: str) -> list:
@@ -217,6 +224,27 @@ def socket_buffer_checks(raw: pathlib.Path, job: dict) -> list:
     return out
 
 
+def variant_state_checks(raw: pathlib.Path, job: dict) -> list:
+    path = raw / "modules.json"
+    state = {m["name"]: m["parameters"] for m in json.loads(path.read_text())} if path.exists() else {}
+    out = []
+    for name in sorted({f["cc"] for f in job["flows"]} & set(VARIANT_COUNTERS)):
+        param, unit = VARIANT_COUNTERS[name]
+        value = (state.get(name) or {}).get(param)
+        try:
+            count = int(value)
+        except (TypeError, ValueError):
+            count = None
+        if count is None:
+            note = f"{name}'s {param} not recorded" + ("" if path.exists() else " (no raw/modules.json)")
+        elif count:
+            note = f"{count} connection(s) of {name} did not run {name}: {unit}"
+        else:
+            note = None
+        out.append(check("variant_state", f"module {name}", 0, count, 0, unit, count == 0, note))
+    return out
+
+
 def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     raw = run_dir / "raw"
     checks = base_rtt_checks(raw, job)
@@ -231,4 +259,5 @@ def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
         checks += delayed_ack_checks(raw, job)
     if units.tcp_memory_bytes(job) > units.TCP_MEMORY_IN_BASE_BYTES:
         checks += socket_buffer_checks(raw, job)
+    checks += variant_state_checks(raw, job)
     return {"valid": all(c["ok"] for c in checks), "checks": checks}

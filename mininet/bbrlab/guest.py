@@ -16,6 +16,8 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
     capture_deq.pcap         entering / leaving the bottleneck queue (capture.py),
     capture.json             and tcpdump's own statistics
     loss.json                with bottleneck.loss_rate: each loss netem's packet and drop counts
+    modules.json             each variant module's /sys/module/<name>/parameters/ at the end
+                             (its settings and read-only counters such as bbr_fca's alloc_failures)
     timeline.json            time zero, executed events, set-up commands, timings
 
 Exit status 0 on success; anything else is a failed run.
@@ -83,6 +85,25 @@ def load_modules(job: dict) -> None:
             raise RuntimeError(f"cannot load module {name} {' '.join(params)}: {res.stderr.strip()}\n"
                                + "\n".join(kernel_log[-3:]))
         log(f"loaded module {module['path']} {' '.join(params)}")
+
+
+def module_state(job: dict, raw: pathlib.Path, sys_module: str = "/sys/module") -> None:
+    """The run's variant modules' parameters as sysfs shows them at the end of the run, into
+    raw/modules.json: [{"name", "parameters": {name: value}}]; a module that is not loaded (or a
+    parameter that cannot be read) is recorded with parameters null (or value null)."""
+    state = []
+    for module in job.get("modules", []):
+        directory = pathlib.Path(sys_module) / module["name"] / "parameters"
+        params = None
+        if directory.is_dir():
+            params = {}
+            for path in sorted(directory.iterdir()):
+                try:
+                    params[path.name] = path.read_text().strip()
+                except OSError:
+                    params[path.name] = None
+        state.append({"name": module["name"], "parameters": params})
+    (raw / "modules.json").write_text(json.dumps(state, indent=1))
 
 
 def check_congestion_controls(job: dict) -> list:
@@ -334,6 +355,7 @@ def main(run_dir: str) -> int:
         time.sleep(max(0.0, until - time.time()))
         sampler.send_signal(signal.SIGTERM)
         sampler.wait(timeout=30)
+        module_state(job, raw)
         if loss_cmds:
             loss_stats(db, job, raw)
         stop_captures(captures, raw)

@@ -135,8 +135,13 @@ def _rtt_text(assignment, point_spec) -> str:
 
 def _count_text(assignment, point_spec) -> str:
     flows = _flow_entries(point_spec)
+    counts = _flow_values(assignment, "count")
+    if _flow_values(assignment, "rtt_ms"):
+        # the RTTs have a part of their own ("40 vs 40 ms"): counts in flow order, "2 vs 3 flows"
+        noun = "flow" if list(counts.values()) == [1] else "flows"
+        return " vs ".join(num(n) for n in counts.values()) + f" {noun}"
     parts = []
-    for i, n in _flow_values(assignment, "count").items():
+    for i, n in counts.items():
         noun = "flow" if n == 1 else "flows"
         if i <= len(flows) and "rtt_ms" in flows[i - 1]:
             parts.append(f"{num(n)} {noun} of {num(flows[i - 1]['rtt_ms'])} ms")

@@ -15,7 +15,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
 import test_r_analysis as r_analysis  # noqa: E402
-from test_r_analysis import ANALYSIS, REPO, read_csv_rows, rscript, r_json  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, r_json,  # noqa: E402
+                             read_csv_rows, render_figure, rscript)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -202,19 +203,8 @@ def test_claims_file_ma2019(tree, tmp_path):
 
 @pytest.mark.parametrize("figure", FIGURES)
 def test_figure_scripts(tree, tmp_path, figure):
-    out = tmp_path / "fig" / f"{figure}.pdf"
-    rscript(ANALYSIS / "figures" / "ma2019" / f"{figure}.R", tree / "runs" / figure, out, 10)
-    assert out.read_bytes()[:5] == b"%PDF-"
-    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert not list(out.parent.glob(".tmp-*"))
+    render_figure(ANALYSIS / "figures" / "ma2019" / f"{figure}.R", tree / "runs" / figure, tmp_path / "fig" / f"{figure}.pdf", 10)
 
-
-@pytest.mark.parametrize("figure", FIGURES)
-def test_figure_scripts_without_runs(tmp_path, figure):
-    (tmp_path / "empty").mkdir()
-    out = tmp_path / f"{figure}.pdf"
-    rscript(ANALYSIS / "figures" / "ma2019" / f"{figure}.R", tmp_path / "empty", out)
-    assert out.read_bytes()[:5] == b"%PDF-" and out.with_suffix(".png").exists()
 
 
 def test_figure_caption_lists_excluded_runs(tree, tmp_path):

@@ -47,6 +47,22 @@ def read_csv_rows(path: Path) -> dict[str, dict[str, str]]:
         return {row["id"]: row for row in csv.DictReader(fh)}
 
 
+def evaluate_claims(paper: str, root: Path, tmp_path: Path) -> dict[str, dict[str, str]]:
+    """claims/<paper>.csv evaluated on the run tree `root`, as the pipeline does: rows by id."""
+    out = tmp_path / f"claims_{paper}.tex"
+    rscript(ANALYSIS / "claims.R", REPO / "claims" / f"{paper}.csv", root, out)
+    return read_csv_rows(out.with_suffix(".csv"))
+
+
+def render_figure(script: Path, runs_dir: Path, out: Path, *args) -> Path:
+    """Run a figure script as the pipeline does; it must leave a PDF and its PNG, and no temp file."""
+    rscript(script, runs_dir, out, *args)
+    assert out.read_bytes()[:5] == b"%PDF-" and out.stat().st_size > 1000
+    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(out.parent.glob(".tmp-*"))
+    return out
+
+
 def write_claims(path: Path, rows: list[dict], header=CLAIMS_HEADER, **defaults) -> Path:
     """A claims CSV of `rows`, each completed with placeholder text and `defaults`."""
     base = {"paper": "synthetic", "source": "Fig. 0", "text": "t", "unit": "u",

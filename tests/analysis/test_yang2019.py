@@ -17,7 +17,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import ANALYSIS, REPO, read_csv_rows, rscript, r_json  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, evaluate_claims, r_json, render_figure)  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -25,6 +25,7 @@ FIG_DIR = ANALYSIS / "figures" / "yang2019"
 EXPERIMENTS = sorted(p.stem for p in (REPO / "mininet" / "specs" / "yang2019").glob("yang2019_*.yaml"))
 CCS = ("bbr", "bbq", "adaptive_bbr")
 PAIR = {cc: f"f1_cc={cc}__f2_cc={cc}" for cc in CCS}
+NONE2 = "f1_module_params=none__f2_module_params=none"      # Fig. 3: the modules' defaults
 LINK = 20.0
 
 
@@ -76,11 +77,25 @@ def fig06_rate(settle):
     return rate
 
 
+QOFFSET_POINTS = [f"delayed_ack={a}__sender_qdisc={q}" for q in ("fq", "none") for a in ("True", "False")]
+# One Adaptive-BBR flow alone: 19 Mbit/s of goodput, 5-ms RTT, 2 ms of queueing on 20 Mbit/s.
+QOFFSET_MBPS, QOFFSET_RTT_MS, QOFFSET_QDELAY_MS = 19.0, 5.0, 2.0
+
+
+def write_qoffset_run(root: Path, point: str) -> Path:
+    """A sender whose socket samples are exact (synth: delivery rate = goodput, inflight = RTprop's
+    pipe + its own backlog, both rounded to packets), with header-capture backlog."""
+    return synth.write_run(root, "yang2019_qoffset", point, 1,
+                           [synth.flow(1, "adaptive_bbr", QOFFSET_RTT_MS, 0, 20, "Adaptive-BBR (5 ms)")],
+                           link_mbps=LINK, rate=lambda f, t: QOFFSET_MBPS, qdelay=lambda t: QOFFSET_QDELAY_MS,
+                           flow_queue=True, sample_s=0.05, queue_s=0.05)
+
+
 def write_tree(root: Path, contradict: bool = False) -> None:
     for cc, (m1, m2) in FIG03.items():
         if contradict and cc == "adaptive_bbr":
             m1, m2 = 0.3, 12.5                      # what the testbed's first runs showed
-        synth.write_run(root, "yang2019_fig03", f"{PAIR[cc]}__mtu_bytes=1052", 1, two(cc, 5, 20),
+        synth.write_run(root, "yang2019_fig03", f"{PAIR[cc]}__mtu_bytes=1052__{NONE2}", 1, two(cc, 5, 20),
                         link_mbps=LINK, rate=fixed(m1, m2, early=(12, 6) if cc == "bbr" else None))
         q = FIG05[cc] if not (contradict and cc == "adaptive_bbr") else 39.0
         synth.write_run(root, "yang2019_fig05", PAIR[cc], 1, two(cc, 5, 20), link_mbps=LINK,
@@ -97,6 +112,8 @@ def write_tree(root: Path, contradict: bool = False) -> None:
                 synth.flow(k, cc, 15, 0, 40, "15 ms RTT") for k in range(2, n + 2)]
             synth.write_run(root, "yang2019_fig04c", f"{PAIR[cc]}__f2_count={n}", 1, flows, link_mbps=LINK,
                             rate=lambda f, t, s=share, n=n: 19 * s / 100 if f["flow"] == 1 else 19 * (100 - s) / 100 / n)
+    for point in QOFFSET_POINTS:
+        write_qoffset_run(root, point)
     for cc, settle in FIG06.items():
         flows = [synth.flow(1, cc, 10, 0, 70, "10 ms RTT"), synth.flow(2, cc, 15, 3, 63, "15 ms RTT (3-63 s)")]
         synth.write_run(root, "yang2019_fig06", PAIR[cc], 1, flows, link_mbps=LINK, duration_s=70,
@@ -143,6 +160,58 @@ def test_rtt_startup_and_convergence_metrics(tree):
     assert got["ramp"] == pytest.approx(1.05, abs=1e-6)
 
 
+def backlog_estimate(run: Path) -> dict:
+    return r_json(f"""
+      t <- backlog_estimate_table(read_run("{run}"), 1, from_s = 1)
+      s <- backlog_estimate_summary(t)
+      cat(jsonlite::toJSON(c(as.list(s), list(max_abs_resid = max(abs(t$q_est_pkts - t$backlog_pkts -
+          t$rate_term_pkts - t$outside_term_pkts)))), auto_unbox = TRUE, digits = NA))
+    """)
+
+
+def test_backlog_estimate_exact_sender(tmp_path):
+    """Q = inflight - RTprop x delivery rate (Yang et al., Alg. 1): for a sender whose delivery
+    rate is its throughput and whose inflight is RTprop's pipe plus its own backlog, Q equals the
+    real backlog up to the packet rounding of inflight and backlog, and the rate term is zero."""
+    got = backlog_estimate(write_qoffset_run(tmp_path, QOFFSET_POINTS[0]))
+    pipe = QOFFSET_MBPS * 1e6 / 8 * QOFFSET_RTT_MS / 1e3 / synth.MSS                # 8.2 segments
+    own = QOFFSET_QDELAY_MS / 1e3 * LINK * 1e6 / 8 / synth.FRAME                    # 3.3 packets
+    assert got["backlog_pkts"] == pytest.approx(round(own))
+    assert got["q_est_pkts"] == pytest.approx(round(pipe + own) - pipe, abs=1e-6)
+    assert got["rate_term_pkts"] == pytest.approx(0, abs=1e-9)
+    assert abs(got["offset_pkts"]) <= 1
+    assert got["max_abs_resid"] < 1e-9
+    assert got["rtprop_ms"] == pytest.approx(QOFFSET_RTT_MS)
+
+
+def test_backlog_estimate_finds_each_source(tmp_path):
+    """A rate sample 20 % below the throughput and 3 segments held outside the queue (a
+    delayed ACK, the sender's qdisc): the offset splits into 0.2 x throughput x RTprop and 3."""
+    run = write_qoffset_run(tmp_path, QOFFSET_POINTS[0])
+    exact = backlog_estimate(run)
+    path = run / "tidy" / "tcp.csv"
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        r["delivery_rate_mbps"] = str(0.8 * float(r["delivery_rate_mbps"]))
+        r["inflight_pkts"] = str(int(r["inflight_pkts"]) + 3)
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    got = backlog_estimate(run)
+    pipe = QOFFSET_MBPS * 1e6 / 8 * QOFFSET_RTT_MS / 1e3 / synth.MSS
+    assert got["rate_term_pkts"] == pytest.approx(0.2 * pipe, rel=1e-6)
+    assert got["outside_term_pkts"] == pytest.approx(exact["outside_term_pkts"] + 3, abs=1e-6)
+    assert got["offset_pkts"] == pytest.approx(exact["offset_pkts"] + 3 + 0.2 * pipe, abs=1e-6)
+
+
+def test_backlog_estimate_needs_captures(tmp_path):
+    run = synth.write_run(tmp_path, "yang2019_qoffset", QOFFSET_POINTS[0], 1,
+                          [synth.flow(1, "adaptive_bbr", 5, 0, 20)], link_mbps=LINK)
+    assert backlog_estimate(run)["n"] == 0
+
+
 def test_convergence_never_reached_is_na(tmp_path):
     flows = [synth.flow(1, "bbr", 10, 0, 70, "a"), synth.flow(2, "bbr", 15, 3, 63, "b")]
     # flow 2's share alternates 10 % / 50 % every 2 s: never 5 s within 10 points of its mean
@@ -157,9 +226,7 @@ def test_convergence_never_reached_is_na(tmp_path):
 
 
 def evaluate(root: Path, tmp_path: Path) -> dict:
-    out = tmp_path / "claims_yang2019.tex"
-    rscript(ANALYSIS / "claims.R", REPO / "claims" / "yang2019.csv", root, out)
-    return read_csv_rows(out.with_suffix(".csv"))
+    return evaluate_claims("yang2019", root, tmp_path)
 
 
 def test_claims_file_yang2019(tree, tmp_path):
@@ -204,16 +271,8 @@ FIGURES = sorted(p.stem for p in FIG_DIR.glob("yang2019_*.R"))
 
 @pytest.mark.parametrize("figure", FIGURES)
 def test_figure_scripts(tree, tmp_path, figure):
-    out = tmp_path / "fig" / f"{figure}.pdf"
-    rscript(FIG_DIR / f"{figure}.R", tree / "runs" / figure, out, 10)
-    assert out.stat().st_size > 1000 and out.with_suffix(".png").stat().st_size > 1000
+    render_figure(FIG_DIR / f"{figure}.R", tree / "runs" / figure, tmp_path / "fig" / f"{figure}.pdf", 10)
 
-
-@pytest.mark.parametrize("figure", FIGURES)
-def test_figure_scripts_without_runs(tmp_path, figure):
-    out = tmp_path / f"{figure}.pdf"
-    rscript(FIG_DIR / f"{figure}.R", tmp_path / "empty", out)
-    assert out.exists()
 
 
 def test_yang2019_experiments_are_wired():

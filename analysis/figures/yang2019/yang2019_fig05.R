@@ -49,7 +49,8 @@ adaptive_trace_plot <- function(r) {
     labs(title = sprintf("(e) Adaptive-BBR's inputs from %g s on (rep %d)", AFTER_STARTUP_S, r$key$repetition),
          caption = wrap_caption(paste(
            "Pacing gain: Eq. 5's output per flow (dashed: 1). Q estimate: inflight - min_rtt x delivery rate from",
-           "the sampled socket state, packets (a proxy of the module's per-ACK value; dashed: alpha);",
+           "the sampled socket state, packets (a proxy of the module's per-ACK value, whose inflight leaves out",
+           "the segments fq still holds, about 4 here: yang2019_qoffset; dashed: alpha);",
            "grey: the bottleneck's real backlog, packets."), 110)) +
     theme_paper()
 }

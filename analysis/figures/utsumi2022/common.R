@@ -1,0 +1,80 @@
+# analysis/figures/utsumi2022/common.R -- what the Utsumi & Hasegawa (BBR-FCA, IFIP 2022)
+# figure scripts share (sourced by utsumi2022_*.R after analysis/lib/figure.R; not a figure).
+#
+# U22_WINDOW                  every value is over the whole transfer ("0..end"), as the
+#                             claims (claims/utsumi2022.csv) and the paper's 6000-s transfers
+# u22_window(run, warmup_s)   that window for one run
+# u22_cc(run)                 "BBR" / "BBR-FCA" (the run's non-CUBIC flows), "CUBIC" if none
+# u22_delay(run)              "20 ms one way" / "40 ms one way" (half the base RTT)
+# u22_buffer_bdp(run)         the bottleneck buffer in BDPs of rate x flow 1's base RTT
+# u22_profile_note(er)        "profile quick, 20-s runs": which profile (run.json profile) and
+#                             run length produced the figure, for its caption
+# u22_sweep_figure(...)       per-run values (x, value, series, panel) -> lines over x per
+#                             series, one panel per `panel`; mean over valid repetitions,
+#                             +- sd (n > 1), dots: single runs
+
+U22_WINDOW <- "0..end"
+U22_CC <- c(bbr = "BBR", bbr_fca = "BBR-FCA", cubic = "CUBIC")
+U22_COLOURS <- c(BBR = "#0072B2", "BBR-FCA" = "#009E73", CUBIC = "#D55E00",
+                 "BBR-type flow" = "#0072B2", measured = "grey20",
+                 "model (Eqs. 4-8)" = "#CC79A7", "bbr_fca module's estimate" = "#E69F00")
+
+u22_window <- function(run, warmup_s) claim_window(run, U22_WINDOW, warmup_s)
+
+u22_cc <- function(run) {
+  ccs <- unique(vapply(run$meta$flows, function(f) as.character(f$cc %||% NA), ""))
+  other <- setdiff(ccs, "cubic")
+  if (length(other) == 0) return("CUBIC")
+  paste(unname(U22_CC[other] %|NA|% toupper(other)), collapse = "+")
+}
+
+u22_rtt_ms <- function(run) flows_table(run$meta)$rtt_ms[1]
+
+u22_delay <- function(run) sprintf("%g ms one way", u22_rtt_ms(run) / 2)
+
+u22_buffer_bdp <- function(run) {
+  b <- run$meta$bottleneck
+  signif(b$buffer_bytes / (b$rate_mbps * 1e6 / 8 * u22_rtt_ms(run) / 1e3), 3)
+}
+
+u22_profile_note <- function(er) {
+  if (length(er$runs) == 0) return("no runs")
+  prof <- unique(vapply(er$runs, function(r) as.character(r$meta$profile %||% "?"), ""))
+  dur <- unique(vapply(er$runs, function(r) as.numeric(r$meta$spec$duration_s %||% NA), 0))
+  sprintf("profile %s, %s-s runs", paste(prof, collapse = "/"), paste(format(sort(dur)), collapse = "/"))
+}
+
+# fun(run, warmup_s) -> tibble(x, value, series, panel) or NULL. panel_levels orders the
+# panels; x_log2: buffer axes (1-128 BDP).
+u22_sweep_figure <- function(experiment, a, fun, x_label, y_label, what, panel_levels = NULL,
+                             x_log2 = FALSE, y_limits = c(0, NA), hline = NULL, width = 6.5,
+                             height = 3.4, ncol = 2, save = TRUE, scales = "fixed") {
+  er <- a$runs
+  vals <- per_run(er$runs, function(r) fun(r, a$warmup_s))
+  if (nrow(vals) > 0) vals <- vals[!is.na(vals$value), ]
+  if (nrow(vals) == 0) {
+    p <- no_valid_run_plot(experiment, er)
+    if (save) save_figure(p, a$out_pdf, width, 2.5)
+    return(invisible(p))
+  }
+  vals$panel <- factor(vals$panel, levels = unique(c(panel_levels, unique(vals$panel))))
+  s <- summarise_valid(vals, c("x", "series", "panel"))
+  series <- unique(as.character(s$series))
+  cols <- setNames(rep(FLOW_COLOURS, length.out = length(series)), series)
+  for (k in intersect(names(U22_COLOURS), series)) cols[[k]] <- U22_COLOURS[[k]]
+  p <- ggplot(s, aes(x, mean, colour = series, group = series)) +
+    { if (!is.null(hline)) geom_hline(yintercept = hline, linetype = "dotted", colour = "grey50") } +
+    geom_line(linewidth = 0.4) + geom_point(size = 1.3) +
+    geom_errorbar(data = dplyr::filter(s, n > 1), aes(ymin = lo, ymax = hi), width = 0.1, linewidth = 0.3) +
+    geom_point(data = vals, aes(x, value), size = 0.7, alpha = 0.5, inherit.aes = FALSE) +
+    facet_wrap(~panel, ncol = ncol, drop = TRUE, scales = scales) +
+    scale_colour_manual(NULL, values = cols) +
+    { if (x_log2) scale_x_continuous(x_label, trans = "log2", breaks = 2^(0:7))
+      else scale_x_continuous(x_label, breaks = function(l) seq(ceiling(l[1]), floor(l[2]))) } +
+    scale_y_continuous(y_label, limits = y_limits) +
+    labs(caption = sweep_caption(experiment, er, a$warmup_s, paste0(
+      u22_profile_note(er), "; ", what, "; whole transfer (0 s to the end); lines: mean over valid repetitions, +- sd (n > 1), dots: single runs"))) +
+    theme_paper()
+  if (save) save_figure(p, a$out_pdf, width, height)
+  invisible(p)
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env Rscript
+# analysis/figures/utsumi2022/utsumi2022_fig06_10.R -- Utsumi & Hasegawa, Figs. 6 and 10 (and
+# Fig. 5) reproduced from one experiment: one CUBIC flow against one BBR or BBR-FCA flow over
+# the buffer (1-128 BDP). Top: each flow's share of the two flows' goodput, per delay (Fig. 6:
+# 20 ms one way, Fig. 10: 40 ms) and algorithm. Bottom (Fig. 5, 20 ms one way): the CUBIC
+# flow's measured sending rate, the Sec. IV model fed from the BBR-type flow's loss episodes
+# and smoothed RTT, and, in the BBR-FCA runs, the module's own estimate (tcp.csv
+# fca_cubic_estimate_mbps while its control is in force).
+#
+# Usage:   Rscript analysis/figures/utsumi2022/utsumi2022_fig06_10.R <runs_dir> <out.pdf> [warmup_s]
+# Inputs:  runs of experiment "utsumi2022_fig06_10" below <runs_dir>.
+# Outputs: <out.pdf> and <out>.png, atomically.
+
+script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
+source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
+source(file.path(script_dir, "common.R"))
+
+E <- "utsumi2022_fig06_10"
+a <- figure_args(E)
+fig_of <- function(r) if (u22_rtt_ms(r) == 40) "Fig. 6" else if (u22_rtt_ms(r) == 80) "Fig. 10" else "other"
+top <- u22_sweep_figure(E, a, function(r, warmup_s) {
+  w <- u22_window(r, warmup_s)
+  tibble(x = u22_buffer_bdp(r),
+         value = c(ss_share_pct(r, 1, window = w), ss_share_pct(r, 2, window = w)),
+         series = c("CUBIC", "BBR-type flow"),
+         panel = sprintf("%s: CUBIC vs %s, %s", fig_of(r), u22_cc(r), u22_delay(r)))
+}, "Buffer size (BDP)", "Throughput share (%)",
+"Figs. 6 and 10: one CUBIC vs one BBR / BBR-FCA flow, 100 Mbit/s; share of the two flows' goodput",
+panel_levels = c("Fig. 6: CUBIC vs BBR, 20 ms one way", "Fig. 6: CUBIC vs BBR-FCA, 20 ms one way",
+                 "Fig. 10: CUBIC vs BBR, 40 ms one way", "Fig. 10: CUBIC vs BBR-FCA, 40 ms one way"),
+x_log2 = TRUE, y_limits = c(0, 100), hline = 50, save = FALSE)
+bottom <- u22_sweep_figure(E, a, function(r, warmup_s) {
+  if (u22_rtt_ms(r) != 40) return(NULL)
+  w <- u22_window(r, warmup_s)
+  tibble(x = u22_buffer_bdp(r),
+         value = c(cubic_sending_mbps(r, 1, window = w), cubic_model_mbps(r, 2, window = w),
+                   fca_estimate_mbps(r, 2, window = w)),
+         series = c("measured", "model (Eqs. 4-8)", "bbr_fca module's estimate"),
+         panel = sprintf("Fig. 5: estimated by the %s flow, 20 ms one way", u22_cc(r)))
+}, "Buffer size (BDP)", "CUBIC sending rate (Mbit/s)",
+"Fig. 5 (and its BBR-FCA counterpart): the CUBIC flow's measured rate and the model fed from the BBR-type flow's loss episodes",
+panel_levels = c("Fig. 5: estimated by the BBR flow, 20 ms one way"),
+x_log2 = TRUE, save = FALSE)
+save_figure(list(top, bottom), a$out_pdf, 6.5, 8.5, heights = c(1.35, 1))

@@ -1,0 +1,458 @@
+"""Tests of the Utsumi & Hasegawa (BBR-FCA, IFIP 2022) analysis: the CUBIC sending-rate model
+added to analysis/lib/metrics_utsumi2022.R (loss episodes from retrans_total, the model inputs, Eqs. 4-8),
+claims/utsumi2022.csv and the figure scripts analysis/figures/utsumi2022/*.R, on a synthetic
+run tree whose values are known by construction (synth_ma2019.write_run; Jain's indices set
+through the flows' goodputs, the model's inputs through the observer's retrans_total steps), a
+tree that contradicts the paper, and the specs of both profiles."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import synth_ma2019 as synth  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, evaluate_claims, r_json, render_figure)  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
+
+FIG_DIR = ANALYSIS / "figures" / "utsumi2022"
+SPEC_DIR = REPO / "mininet" / "specs" / "utsumi2022"
+EXPERIMENTS = sorted(p.stem for p in SPEC_DIR.glob("utsumi2022_*.yaml"))
+LINK = 100.0
+MSS = synth.MSS
+DUR = 200          # synthetic runs: long enough for about 20 CA phases
+QDELAY = 20.0      # ms of queue in every synthetic run: R = base RTT + 20 ms
+C, BETA, GAMMA = 0.4, 0.3, 0.5
+
+
+# ---- the paper's model, written here from Sec. IV (independently of the R code) -----------
+
+def paper_model_pps(t_fc, t_nfc, r, R):
+    """Eqs. 4-8 with W0 from Eq. 6: the average sending rate of a CUBIC flow, packets/s."""
+    a = t_fc - R
+    w0 = C * a ** 3 / (4 * BETA)
+    # mean windows from numerical integration of Eqs. 4 and 5 (not the closed forms), each over
+    # the phase the equation itself gives from W0: the FC phase reaches W0 after
+    # 2 k_fc = t_fc - R, the non-FC phase after k_nfc (the paper's closed form for w_nfc is this
+    # mean, written in t_fc); the measured t_nfc enters as the weight (Eq. 7)
+    k_fc = (BETA * w0 / (2 * C)) ** (1 / 3)
+    k_nfc = (BETA * w0 / C) ** (1 / 3)
+    n = 20000
+    mean = lambda f, T: sum(f((i + 0.5) * T / n) for i in range(n)) / n  # noqa: E731
+    w_fc = mean(lambda t: C * (t - k_fc) ** 3 + (2 - BETA) / 2 * w0, a)
+    b = max(0.0, t_nfc - R)
+    w_nfc = mean(lambda t: C * (t - k_nfc) ** 3 + w0, k_nfc)
+    tbar = GAMMA * t_fc + (1 - GAMMA) * t_nfc
+    w = (GAMMA * a * w_fc + (1 - GAMMA) * b * w_nfc + R * w0) / tbar
+    return (tbar * w / R + r * (1 - BETA) * w0 / r) / (tbar + r)
+
+
+def phases_for(target_mbps, R):
+    """CA phase lengths (t_fc, t_nfc) = (1.2 k, 0.8 k) s whose model rate is target_mbps."""
+    lo, hi = R + 0.2, 200.0
+    for _ in range(60):
+        k = (lo + hi) / 2
+        v = paper_model_pps(1.2 * k, 0.8 * k, R, R) * MSS * 8 / 1e6
+        lo, hi = (k, hi) if v < target_mbps else (lo, k)
+    return 1.2 * k, 0.8 * k
+
+
+def loss_times(t_fc, t_nfc, R, dur=DUR, first=5.025, step=0.05):
+    """Loss instants (midway between two 50-ms samples) such that the episodes (one RTT long:
+    retransmissions counted in a single sample) are separated by CA phases t_fc, t_nfc, ..."""
+    out, t, k = [], first, 0
+    while t < dur - 1:
+        out.append(t)
+        gap = (t_fc if k % 2 == 0 else t_nfc) + R
+        t = first + step * round((t + gap - first) / step)
+        k += 1
+    return out
+
+
+def expected_inputs(losses, R):
+    phases = [b - (a + R) for a, b in zip(losses, losses[1:])]
+    avg = sum(phases) / len(phases)
+    var = sum((p - avg) ** 2 for p in phases) / len(phases)
+    return avg + math.sqrt(var), avg - math.sqrt(var)
+
+
+# ---- Jain's index from shares -------------------------------------------------------------
+
+def shares_for_jain(jain, n_cubic, n_other, cubic_wins):
+    """Per-flow shares (cubic flows equal, other flows equal) giving Jain's index `jain`."""
+    n = n_cubic + n_other
+    # S^2 (1/c + 1/k) - 2 S / k + 1/k - 1/(n J) = 0, S the CUBIC flows' total share
+    a = 1 / n_cubic + 1 / n_other
+    b = -2 / n_other
+    c = 1 / n_other - 1 / (n * jain)
+    d = math.sqrt(max(0.0, b * b - 4 * a * c))
+    roots = [(-b + d) / (2 * a), (-b - d) / (2 * a)]
+    ok = [r for r in (roots if cubic_wins else roots[::-1]) if -1e-9 <= r <= 1 + 1e-9]
+    assert ok, (jain, n_cubic, n_other)     # the CUBIC flows winning when they can, else losing
+    s = min(1.0, max(0.0, ok[0]))
+    return s / n_cubic, (1 - s) / n_other
+
+
+def rate_by_cc(p_cubic, p_other, total=95.0):
+    return lambda f, t: total * (p_cubic if f["cc"] == "cubic" else p_other)
+
+
+def patch_run(run_dir: Path, retrans=None, extra=None, meta=None) -> None:
+    """retrans(flow, t) -> retrans_total; extra: {column: f(flow, cc, t)} added to tcp.csv;
+    meta merged into run.json's bottleneck."""
+    if retrans is not None or extra:
+        path = run_dir / "tidy" / "tcp.csv"
+        with path.open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        for r in rows:
+            f, t = int(r["flow"]), float(r["t_s"])
+            if retrans is not None:
+                r["retrans_total"] = str(retrans(f, t))
+            for col, fn in (extra or {}).items():
+                v = fn(f, r["cc"], t)
+                r[col] = "" if v is None else str(v)
+        with path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    if meta:
+        p = run_dir / "run.json"
+        m = json.loads(p.read_text())
+        m["bottleneck"].update(meta)
+        p.write_text(json.dumps(m, indent=1))
+
+
+def flows_of(groups, rtt):
+    """groups: [(cc, count, label)] -> synth flows numbered in order."""
+    out = []
+    for cc, count, label in groups:
+        for _ in range(count):
+            out.append(synth.flow(len(out) + 1, cc, rtt, 0, DUR, label))
+    return out
+
+
+def episode_retrans(losses, observer):
+    """retrans_total of the observer: 5 more segments from the first sample after each loss."""
+    return lambda f, t: 5 * sum(1 for x in losses if x < t) if f == observer else 0
+
+
+# ---- the tree -------------------------------------------------------------------------------
+
+# Fig. 4: buffer -> measured CUBIC rate / model (2 BDP: the model is 30 % low)
+FIG04 = {2: 1 / 0.7, 16: 1.0, 64: 1.0}
+FIG04_MODEL = {2: 30.0, 16: 40.0, 64: 45.0}          # Mbit/s the phases are built for
+# Figs. 5/6/10: (cc, rtt, buffer) -> (CUBIC rate, BBR-type rate) Mbit/s; the model (BBR runs
+# at 40 ms) is built for `model`, the CUBIC rate is model / ratio
+FIG06 = {("bbr", 40, 2): (18.0, 72.0), ("bbr", 40, 16): (45.0, 45.0), ("bbr", 40, 64): (72.0, 18.0),
+         ("bbr", 80, 64): (72.0, 18.0), ("bbr", 80, 128): (80.0, 15.0),
+         ("bbr_fca", 40, 2): (46.0, 46.0), ("bbr_fca", 40, 16): (46.0, 46.0),
+         ("bbr_fca", 40, 64): (46.0, 46.0), ("bbr_fca", 80, 64): (46.0, 46.0),
+         ("bbr_fca", 80, 128): (80.0, 15.0)}
+FIG05_RATIO = {2: 0.8, 16: 1.0, 64: 1.0}             # model / measured in the BBR runs
+# Jain's index per (cc, rtt, m)
+FIG07 = {("bbr", 40): [0.9, 0.65, 0.5], ("bbr_fca", 40): [0.9 * 1.062, 0.65 * 1.5, 0.5 * 1.954],
+         ("bbr", 80): [0.6, 0.4, 0.27], ("bbr_fca", 80): [0.6 * 1.456, 0.4 * 2.0, 0.27 * 3.47]}
+FIG08 = {("bbr_fca", 40): [0.88, 0.9, 0.92], ("bbr", 40): [0.88 / 0.978, 0.9 / 1.1, 0.92 / 1.279],
+         ("bbr_fca", 80): [0.85, 0.9, 0.95], ("bbr", 80): [0.85 / 1.456, 0.9 / 1.2, 0.95 / 0.983]}
+FIG09 = {("bbr", 40): 0.8, ("bbr", 80): 0.7, ("bbr_fca", 40): 0.98, ("bbr_fca", 80): 0.97}
+CONTRA_JAIN = 0.55
+
+
+def write_tree(root: Path, contradict: bool = False) -> dict:
+    """Writes the tree; returns the model values it was built for (for the metric tests)."""
+    built = {}
+    # ---- Fig. 4: two CUBIC flows; the model from flow 2's episodes, flow 1's rate measured
+    R = (40 + QDELAY) / 1e3
+    for bdp, ratio in FIG04.items():
+        t_fc, t_nfc = phases_for(FIG04_MODEL[bdp], R)
+        losses = loss_times(t_fc, t_nfc, R)
+        fc, nfc = expected_inputs(losses, R)
+        model = paper_model_pps(fc, nfc, R, R) * MSS * 8 / 1e6
+        measured = model * ratio if not contradict else model * 2
+        built[("fig04", bdp)] = (model, measured, fc, nfc)
+        rate = lambda f, t, m=measured: m if f["flow"] == 1 else 95 - m  # noqa: E731
+        run = synth.write_run(root, "utsumi2022_fig04", f"buffer_bdp={bdp}", 1,
+                              flows_of([("cubic", 2, "CUBIC")], 40), link_mbps=LINK, rate=rate,
+                              qdelay=lambda t: QDELAY, state=lambda f, t: "", sample_s=0.05)
+        patch_run(run, retrans=episode_retrans(losses, 2), meta={"buffer_bytes": bdp * 500000})
+    # ---- Figs. 5, 6, 10
+    for (cc, rtt, bdp), (cubic, other) in FIG06.items():
+        if contradict:
+            cubic, other = (46.0, 46.0) if cc == "bbr" else (80.0, 12.0)
+        retrans = None
+        if cc == "bbr" and rtt == 40:
+            R = (rtt + QDELAY) / 1e3
+            t_fc, t_nfc = phases_for(cubic * FIG05_RATIO[bdp], R)
+            losses = loss_times(t_fc, t_nfc, R)
+            fc, nfc = expected_inputs(losses, R)
+            built[("fig05", bdp)] = paper_model_pps(fc, nfc, R, R) * MSS * 8 / 1e6
+            retrans = episode_retrans(losses, 2)
+        run = synth.write_run(root, "utsumi2022_fig06_10", f"f2_cc={cc}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__buffer_bdp={bdp}", 1,
+                              flows_of([("cubic", 1, "CUBIC"), (cc, 1, "BBR-type")], rtt), link_mbps=LINK,
+                              rate=lambda f, t, c=cubic, o=other: c if f["cc"] == "cubic" else o,
+                              qdelay=lambda t: QDELAY, sample_s=0.05,
+                              link_util=0.97 if not (contradict and cc == "bbr_fca") else 0.8)
+        patch_run(run, retrans=retrans, meta={"buffer_bytes": bdp * 500000 * rtt // 40},
+                  extra={"fca_cubic_estimate_mbps": lambda f, c, t, v=cubic: v if c == "bbr_fca" else None})
+    # ---- Figs. 7/11 (1 CUBIC + m), 8/12 (m CUBIC + 1), 9/13 (m + m): Jain's index per m
+    for exp, table, groups in (("utsumi2022_fig07_11", FIG07, lambda cc, m: [("cubic", 1, "CUBIC"), (cc, m, "BBR-type")]),
+                               ("utsumi2022_fig08_12", FIG08, lambda cc, m: [("cubic", m, "CUBIC"), (cc, 1, "BBR-type")])):
+        key = "f2_count" if exp.endswith("07_11") else "f1_count"
+        for (cc, rtt), jains in table.items():
+            for m, jain in zip((1, 2, 3), jains):
+                if contradict:
+                    grows = not (exp.endswith("08_12") and rtt == 80)   # Fig. 12's sentence: the opposite
+                    jain = CONTRA_JAIN if cc == "bbr_fca" else (0.6 + 0.1 * m if grows else 0.95 - 0.1 * m)
+                g = groups(cc, m)
+                pc, po = shares_for_jain(jain, g[0][1] if g[0][0] == "cubic" else 1,
+                                         g[1][1], cubic_wins=True)
+                synth.write_run(root, exp, f"f2_cc={cc}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__{key}={m}", 1,
+                                flows_of(g, rtt), link_mbps=LINK, rate=rate_by_cc(pc, po),
+                                qdelay=lambda t: QDELAY)
+    for (cc, rtt), jain in FIG09.items():
+        if contradict:
+            jain = CONTRA_JAIN if cc == "bbr_fca" else 0.9 if rtt == 80 else 0.6
+        pc, po = shares_for_jain(jain, 2, 2, cubic_wins=True)
+        synth.write_run(root, "utsumi2022_fig09_13", f"f2_cc={cc}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__f1_count=2__f2_count=2", 1,
+                        flows_of([("cubic", 2, "CUBIC"), (cc, 2, "BBR-type")], rtt), link_mbps=LINK,
+                        rate=rate_by_cc(pc, po), qdelay=lambda t: QDELAY)
+    # ---- Fig. 14: m BBR / BBR-FCA flows alone; the same RTT and total throughput
+    for cc in ("bbr", "bbr_fca"):
+        for m in (1, 3):
+            q, total = (QDELAY, 95.0) if not (contradict and cc == "bbr_fca") else (3 * QDELAY + 60, 60.0)
+            synth.write_run(root, "utsumi2022_fig14", f"f1_cc={cc}__f1_count={m}", 1,
+                            flows_of([(cc, m, "BBR-type")], 40), link_mbps=LINK,
+                            rate=lambda f, t, m=m, total=total: total / m, qdelay=lambda t, q=q: q)
+    return built
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("utsumi2022")
+    built = write_tree(root)
+    return root, built
+
+
+def run_dir(root: Path, experiment: str, point: str) -> Path:
+    return root / "runs" / experiment / point / "rep1"
+
+
+# ---- the model ------------------------------------------------------------------------------
+
+def test_closed_forms_match_the_integrated_model():
+    """utsumi_cubic_rate_pps (closed forms of Eqs. 4-8) equals the model integrated numerically
+    from Eqs. 4 and 5; t_fc <= R gives NA; t_nfc below R counts its CA part as 0."""
+    cases = [(12.0, 8.0, 0.06, 0.06), (3.0, 1.5, 0.3, 0.25), (30.0, 10.0, 2.0, 1.5), (5.0, 0.1, 0.2, 0.2)]
+    got = r_json("cat(jsonlite::toJSON(c(" + ", ".join(
+        f"utsumi_cubic_rate_pps({a}, {b}, {c}, {d})" for a, b, c, d in cases) +
+        ", utsumi_cubic_rate_pps(0.05, 0.01, 0.06, 0.06)), digits = NA))")
+    for (a, b, c, d), v in zip(cases, got):
+        assert v == pytest.approx(paper_model_pps(a, b, c, d), rel=1e-5)
+    assert got[-1] in ("NA", None)
+
+
+def test_loss_episodes_and_model_inputs(tree):
+    """Episodes start midway between the samples around the first retransmission and last one
+    RTT; the CA phases, t_fc, t_nfc, r and R are those the tree was built with."""
+    root, built = tree
+    got = r_json(f"""
+      r <- read_run("{run_dir(root, "utsumi2022_fig04", "buffer_bdp=16")}")
+      ep <- loss_episodes(r, 2)
+      p <- cubic_model_inputs(r, 2, window = c(start = 0, end = 200))
+      cat(jsonlite::toJSON(list(from = ep$from[1:2], to = ep$to[1:2], n = nrow(ep),
+                                none = nrow(loss_episodes(r, 1)), p = p,
+                                model = cubic_model_mbps(r, 2, window = c(start = 0, end = 200)),
+                                sending = cubic_sending_mbps(r, 1, window = c(start = 0, end = 200))),
+                           auto_unbox = TRUE, digits = NA))
+    """)
+    model, measured, fc, nfc = built[("fig04", 16)]
+    assert got["from"][0] == pytest.approx(5.025, abs=1e-6)
+    assert got["to"][0] == pytest.approx(5.025 + 0.06, abs=1e-6)
+    assert got["none"] == 0
+    assert got["p"]["t_fc"] == pytest.approx(fc, abs=1e-4)
+    assert got["p"]["t_nfc"] == pytest.approx(nfc, abs=1e-4)
+    assert got["p"]["r"] == pytest.approx(0.06, abs=1e-6)
+    assert got["p"]["R"] == pytest.approx(0.06, abs=1e-9)
+    assert got["model"] == pytest.approx(model, rel=1e-4)
+    assert got["sending"] == pytest.approx(measured, rel=1e-3)
+
+
+def test_retransmissions_of_one_loss_merge_into_one_episode(tmp_path):
+    """Increments within one RTT of the previous retransmission belong to the same episode; an
+    increment after the episode's end starts a new one. Sending rate = goodput + retransmissions."""
+    fl = [synth.flow(1, "cubic", 100, 0, 20, "a")]
+    run = synth.write_run(tmp_path, "utsumi2022_fig04", "buffer_bdp=2", 1, fl, link_mbps=LINK,
+                          rate=lambda f, t: 10.0, qdelay=lambda t: 0.0, sample_s=0.05)
+    # increments at samples 5.05 and 5.10 (within 100 ms), then at 9.05
+    patch_run(run, retrans=lambda f, t: (10 if t >= 5.049 else 0) + (10 if t >= 5.099 else 0) + (100 if t >= 9.049 else 0))
+    got = r_json(f"""
+      r <- read_run("{run}")
+      ep <- loss_episodes(r, 1)
+      cat(jsonlite::toJSON(list(from = ep$from, to = ep$to,
+                                s = cubic_sending_mbps(r, 1, window = c(start = 0, end = 20))),
+                           auto_unbox = TRUE, digits = NA))
+    """)
+    assert got["from"] == pytest.approx([5.025, 9.025], abs=1e-6)
+    assert got["to"] == pytest.approx([5.075 + 0.1, 9.125], abs=1e-6)
+    assert got["s"] == pytest.approx(10.0 + 120 * MSS * 8 / 20 / 1e6, rel=1e-3)
+
+
+def evaluate(root: Path, tmp_path: Path) -> dict:
+    return evaluate_claims("utsumi2022", root, tmp_path)
+
+
+def test_claims_file_utsumi2022(tree, tmp_path):
+    """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
+    statements) each is reproduced, with the values the construction gives."""
+    root, built = tree
+    rows = evaluate(root, tmp_path)
+    with (REPO / "claims" / "utsumi2022.csv").open(newline="") as fh:
+        claims = list(csv.DictReader(fh))
+    assert list(rows) == [c["id"] for c in claims]
+    assert all(c["reading"] for c in claims)
+    assert len({c["id"] for c in claims}) == len(claims)
+    verdicts = {k: v["verdict"] for k, v in rows.items()}
+    assert set(verdicts.values()) == {"reproduced"}, {k: (v, rows[k]["mean"], rows[k]["note"])
+                                                      for k, v in verdicts.items() if v != "reproduced"}
+    val = lambda cid: float(rows[f"utsumi2022-{cid}"]["mean"])  # noqa: E731
+    assert val("fig04-small-off") == pytest.approx(100 * (1 - 0.7), rel=1e-2)
+    assert val("fig05-small-under") == pytest.approx(0.8, rel=1e-2)
+    assert val("fig06-bbr-small") == pytest.approx(90 ** 2 / (2 * (18 ** 2 + 72 ** 2)), rel=1e-3)
+    assert val("fig07-fca-min") == pytest.approx(6.2, abs=0.3)
+    assert val("fig07-fca-max") == pytest.approx(95.4, abs=0.5)
+    assert val("fig11-fca-max") == pytest.approx(247.0, abs=1.5)
+    assert val("fig08-fca-min") == pytest.approx(-2.2, abs=0.3)
+    assert val("fig12-fca-max") == pytest.approx(45.6, abs=0.5)
+    assert val("fig09-fca-close-1") == pytest.approx(0.98, abs=2e-3)
+    assert val("fig14-fca-rtt") == pytest.approx(1.0, abs=1e-6)
+
+
+def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
+    """A model 50-100 % off, a fair BBR and an unfair BBR-FCA with an underused link, BBR-FCA's
+    index no better than BBR's, BBR's index growing with m in Figs. 7 and 8 and falling in Fig. 12,
+    BBR-FCA with more queue and less throughput alone: those claims are not reproduced."""
+    root = tmp_path / "t"
+    write_tree(root, contradict=True)
+    rows = evaluate(root, tmp_path)
+    for cid in ("fig04-accurate", "fig06-bbr-small", "fig06-bbr-large", "fig06-fca-fair", "fig06-fca-util",
+                "fig06-fca-better-small", "fig07-bbr-decreases", "fig07-fca-improved", "fig07-fca-max",
+                "fig08-bbr-decreases", "fig08-fca-max", "fig11-fca-improved", "fig12-bbr-trend",
+                "fig09-fca-close-1", "fig13-fca-close-1", "fig13-bbr-worse", "fig14-fca-rtt", "fig14-fca-tput"):
+        assert rows[f"utsumi2022-{cid}"]["verdict"] == "not reproduced", (cid, rows[f"utsumi2022-{cid}"]["mean"])
+    for cid in ("fig05-small-under", "fig10-fca-128-unfair"):
+        assert rows[f"utsumi2022-{cid}"]["verdict"] == "reproduced", (cid, rows[f"utsumi2022-{cid}"]["mean"])
+
+
+def test_claims_not_run_without_runs(tmp_path):
+    rows = evaluate(tmp_path / "empty", tmp_path)
+    assert {v["verdict"] for v in rows.values()} == {"not run"}
+
+
+FIGURES = sorted(p.stem for p in FIG_DIR.glob("utsumi2022_*.R"))
+
+
+def test_every_experiment_has_a_figure_script():
+    assert set(FIGURES) == set(EXPERIMENTS)
+    assert set(EXPERIMENTS) == {"utsumi2022_fig04", "utsumi2022_fig06_10", "utsumi2022_fig07_11",
+                                "utsumi2022_fig08_12", "utsumi2022_fig09_13", "utsumi2022_fig14"}
+
+
+@pytest.mark.parametrize("figure", FIGURES)
+def test_figure_scripts(tree, tmp_path, figure):
+    root, _ = tree
+    render_figure(FIG_DIR / f"{figure}.R", root / "runs" / figure, tmp_path / "fig" / f"{figure}.pdf", 10)
+
+
+
+def test_specs_validate():
+    import subprocess
+    specs = [str(p.relative_to(REPO / "mininet")) for p in sorted(SPEC_DIR.glob("utsumi2022_*.yaml"))]
+    for profile in ("quick", "paper"):
+        res = subprocess.run([sys.executable, "-m", "bbrlab", "validate", *specs, "--profile", profile],
+                             cwd=REPO / "mininet", capture_output=True, text=True,
+                             env={"PYTHONPATH": str(REPO / "mininet"), "PATH": "/usr/bin:/bin"})
+        assert res.returncode == 0, res.stdout + res.stderr
+
+
+def load_runs(experiment: str, profile: str) -> list:
+    sys.path.insert(0, str(REPO / "mininet"))
+    from bbrlab import spec as bbrspec
+    return bbrspec.expand(bbrspec.load(SPEC_DIR / f"{experiment}.yaml", profile=profile))
+
+
+def test_paper_profile_meets_the_issue():
+    """Paper profile: the paper's 6000-s transfers, every buffer 1-128 BDP at both delays
+    (Figs. 6, 10; Fig. 4 at 20 ms one way), m = 1..5 at 64 BDP; quick: one repetition of
+    20 s. Everywhere: 100 Mbit/s, flows from 0 s, fq on the senders, receivers ACK every
+    segment, droptail, only CUBIC, BBR and BBR-FCA."""
+    for e in EXPERIMENTS:
+        paper, quick = load_runs(e, "paper"), load_runs(e, "quick")
+        assert min(r["duration_s"] for r in paper) == 6000, e
+        assert {r["duration_s"] for r in quick} == {20}, e
+        assert max(r["repetition"] for r in quick) == 1, e
+        for r in paper + quick:
+            assert r["bottleneck"]["rate_mbps"] == 100, e
+            assert r["sender_qdisc"] == "fq" and r["delayed_ack"] is False, e
+            assert all(f["start_s"] == 0 and f["cc"] in ("cubic", "bbr", "bbr_fca") for f in r["flows"]), e
+            assert {f["rtt_ms"] for f in r["flows"]} in ({40}, {80}), e
+            bdp = 100e6 / 8 * r["flows"][0]["rtt_ms"] / 1e3
+            assert r["bottleneck"]["buffer_bytes_resolved"] == pytest.approx(r["bottleneck"]["buffer_bdp"] * bdp, rel=1e-3)
+            if e not in ("utsumi2022_fig04", "utsumi2022_fig06_10"):
+                assert r["bottleneck"]["buffer_bdp"] == 64, e
+    buffers = {(r["flows"][0]["rtt_ms"], r["flows"][1]["cc"], r["bottleneck"]["buffer_bdp"])
+               for r in load_runs("utsumi2022_fig06_10", "paper")}
+    assert buffers == {(rtt, cc, b) for rtt in (40, 80) for cc in ("bbr", "bbr_fca") for b in (1, 2, 4, 8, 16, 32, 64, 128)}
+    assert sorted(r["bottleneck"]["buffer_bdp"] for r in load_runs("utsumi2022_fig04", "paper")) == [1, 2, 4, 8, 16, 32, 64, 128]
+    for e in ("utsumi2022_fig07_11", "utsumi2022_fig08_12", "utsumi2022_fig09_13"):
+        ms = {(r["flows"][0]["rtt_ms"], r["flows"][-1]["cc"], len(r["flows"])) for r in load_runs(e, "paper")}
+        assert len(ms) == 20, e
+    assert sorted(len(r["flows"]) for r in load_runs("utsumi2022_fig14", "paper")) == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+
+
+def test_one_bdp_is_the_papers():
+    """1 BDP is 500 kB at 20 ms one way and 1 MB at 40 ms (Sec. VI-A)."""
+    runs = {(r["flows"][0]["rtt_ms"], r["bottleneck"]["buffer_bdp"]): r["bottleneck"]["buffer_bytes_resolved"]
+            for r in load_runs("utsumi2022_fig06_10", "paper")}
+    assert runs[(40, 1)] == 500000 and runs[(80, 1)] == 1000000
+
+
+def test_quick_profile_budget():
+    """The quick profile's runs, at 1.7 host CPU-s per simulated second (100 Mbit/s) plus 15 s
+    of boot and set-up each, fit about 16 minutes of two cores (1920 CPU-s)."""
+    runs = [r for e in EXPERIMENTS for r in load_runs(e, "quick")]
+    cost = sum(15 + 1.7 * r["duration_s"] for r in runs)
+    assert cost <= 1920, (len(runs), cost)
+
+
+PAPERS_ROW_ITEMS = {"Fig. 4": "utsumi2022_fig04", "Fig. 5": "utsumi2022_fig06_10", "Fig. 6": "utsumi2022_fig06_10",
+                    "Fig. 7": "utsumi2022_fig07_11", "Fig. 8": "utsumi2022_fig08_12", "Fig. 9": "utsumi2022_fig09_13",
+                    "Fig. 10": "utsumi2022_fig06_10", "Fig. 11": "utsumi2022_fig07_11",
+                    "Fig. 12": "utsumi2022_fig08_12", "Fig. 13": "utsumi2022_fig09_13", "Fig. 14": "utsumi2022_fig14"}
+
+
+def test_utsumi2022_experiments_are_wired():
+    """Once the paper is wired into the shared files (configs, papers.csv, report.tex): every
+    experiment is in both configs with the claims file, papers.csv maps each evaluated figure
+    to its experiment, and the report part shows every figure and is \\input."""
+    import yaml
+    configs = {p: yaml.safe_load((REPO / "config" / f"{p}.yaml").read_text()) for p in ("quick", "paper")}
+    if not any("utsumi2022" in (c.get("claims") or []) for c in configs.values()):
+        pytest.skip("utsumi2022 is not yet listed in config/*.yaml")
+    for profile, config in configs.items():
+        assert set(EXPERIMENTS) <= set(config["experiments"]), profile
+        assert "utsumi2022" in config["claims"], profile
+    with (REPO / "paper" / "papers.csv").open(newline="") as fh:
+        row = next(r for r in csv.DictReader(fh) if r["key"] == "utsumi2022")
+    assert row["seed"] == "004_279ccf86812f33df.txt"
+    assert dict(i.strip().split("=") for i in row["items"].split(";")) == PAPERS_ROW_ITEMS
+    section = (REPO / "paper" / "sections" / "utsumi2022.tex").read_text()
+    for experiment in EXPERIMENTS:
+        assert f"\\generatedfigure{{{experiment}}}" in section, experiment
+    assert "\\input{sections/utsumi2022}" in (REPO / "paper" / "report.tex").read_text()
