@@ -18,8 +18,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, r_json,  # noqa: E402
-                             read_csv_rows, render_figure, rscript)
+from test_r_analysis import (ANALYSIS, REPO, claims_all_reproduced,  # noqa: E402
+                             evaluate_claims, r_json, render_figure)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -152,16 +152,7 @@ def test_goodput_cv_and_slope(tree):
 def test_claims_file_kim2019(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced."""
-    out = tmp_path / "claims_kim2019.tex"
-    rscript(ANALYSIS / "claims.R", REPO / "claims" / "kim2019.csv", tree, out)
-    rows = read_csv_rows(out.with_suffix(".csv"))
-    with (REPO / "claims" / "kim2019.csv").open(newline="") as fh:
-        claims = list(csv.DictReader(fh))
-    assert list(rows) == [c["id"] for c in claims]
-    assert all(c["reading"] for c in claims)
-    verdicts = {k: v["verdict"] for k, v in rows.items()}
-    assert set(verdicts.values()) == {"reproduced"}, {k: (v, rows[k]["mean"], rows[k]["note"])
-                                                      for k, v in verdicts.items() if v != "reproduced"}
+    rows = claims_all_reproduced("kim2019", tree, tmp_path)
     assert float(rows["kim2019-fig04-stable-10"]["mean"]) == pytest.approx(0.05 / 0.2, rel=2e-2)
     assert float(rows["kim2019-fig05-vsbbr-100"]["mean"]) == pytest.approx(48 / 9.5, rel=1e-3)
     assert float(rows["kim2019-fig05-vsbbr-100-noaggr"]["mean"]) == pytest.approx(48 / 9.5, rel=1e-3)
@@ -177,9 +168,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
     root = tmp_path / "t"
     synth.write_run(root, "kim2019_fig05", "rate_mbps=10__" + NONE2, 1, two_flows("bbr_e", 100),
                     link_mbps=10, rate=pair_rate(10, 20))
-    out = tmp_path / "c.tex"
-    rscript(ANALYSIS / "claims.R", REPO / "claims" / "kim2019.csv", root, out)
-    rows = read_csv_rows(out.with_suffix(".csv"))
+    rows = evaluate_claims("kim2019", root, tmp_path)
     assert rows["kim2019-fig05-fair-10"]["verdict"] == "not reproduced"
     assert rows["kim2019-fig05-first20-10"]["verdict"] == "reproduced"
     assert rows["kim2019-fig05-gradual-10"]["verdict"] == "not reproduced"     # flat, not growing
@@ -194,9 +183,7 @@ def test_noaggr_claims_read_their_own_arm(tmp_path):
                     link_mbps=10, rate=pair_rate(10, 10))
     synth.write_run(root, "kim2019_fig03", "rate_mbps=10__" + BBR2_414, 1, two_flows("bbr_e", 100),
                     link_mbps=10, rate=pair_rate(10, 40))
-    out = tmp_path / "c.tex"
-    rscript(ANALYSIS / "claims.R", REPO / "claims" / "kim2019.csv", root, out)
-    rows = read_csv_rows(out.with_suffix(".csv"))
+    rows = evaluate_claims("kim2019", root, tmp_path)
     assert rows["kim2019-fig03-suppressed-10"]["verdict"] == "reproduced"
     # 40 % misses the bound (< 25 %) but keeps the direction (flow 1 below flow 2)
     assert rows["kim2019-fig03-suppressed-10-noaggr"]["verdict"] == "qualitatively reproduced"

@@ -54,6 +54,36 @@ def evaluate_claims(paper: str, root: Path, tmp_path: Path) -> dict[str, dict[st
     return read_csv_rows(out.with_suffix(".csv"))
 
 
+def claims_all_reproduced(paper: str, root: Path, tmp_path: Path) -> dict[str, dict[str, str]]:
+    """claims/<paper>.csv on a synthetic tree built to match the paper's statements: every
+    claim evaluates, in the file's order, has a written reading, and is reproduced."""
+    rows = evaluate_claims(paper, root, tmp_path)
+    with (REPO / "claims" / f"{paper}.csv").open(newline="") as fh:
+        claims = list(csv.DictReader(fh))
+    assert list(rows) == [c["id"] for c in claims]
+    assert len(rows) == len(claims) and all(c["reading"] for c in claims)
+    wrong = {k: (v["verdict"], v["mean"], v["note"]) for k, v in rows.items() if v["verdict"] != "reproduced"}
+    assert not wrong, wrong
+    return rows
+
+
+def validate_specs(spec_dir: Path) -> None:
+    """`bbrlab validate` accepts every spec of `spec_dir` in both profiles, run as a user runs it."""
+    specs = [str(p.relative_to(REPO / "mininet")) for p in sorted(spec_dir.glob("*.yaml"))]
+    for profile in ("quick", "paper"):
+        res = subprocess.run([sys.executable, "-m", "bbrlab", "validate", *specs, "--profile", profile],
+                             cwd=REPO / "mininet", capture_output=True, text=True,
+                             env={"PYTHONPATH": str(REPO / "mininet"), "PATH": "/usr/bin:/bin"})
+        assert res.returncode == 0, res.stdout + res.stderr
+
+
+def expand_spec(path: Path, profile: str) -> list:
+    """The run specs of one experiment spec in one profile."""
+    sys.path.insert(0, str(REPO / "mininet"))
+    from bbrlab import spec as bbrspec
+    return bbrspec.expand(bbrspec.load(path, profile=profile))
+
+
 def render_figure(script: Path, runs_dir: Path, out: Path, *args) -> Path:
     """Run a figure script as the pipeline does; it must leave a PDF and its PNG, and no temp file."""
     rscript(script, runs_dir, out, *args)

@@ -17,7 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, evaluate_claims, r_json, render_figure)  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, claims_all_reproduced, expand_spec, evaluate_claims, r_json,
+                             render_figure, validate_specs)  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -265,21 +266,11 @@ def test_flow_sums_with_single_samples_and_probe_rtt_without_a_common_episode():
     assert got["pcwnd"] == 4
 
 
-def evaluate(root: Path, tmp_path: Path) -> dict:
-    return evaluate_claims("tang", root, tmp_path)
-
 
 def test_claims_file_tang(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
-    rows = evaluate(tree, tmp_path)
-    with (REPO / "claims" / "tang.csv").open(newline="") as fh:
-        claims = list(csv.DictReader(fh))
-    assert list(rows) == [c["id"] for c in claims]
-    assert all(c["reading"] for c in claims)
-    verdicts = {k: v["verdict"] for k, v in rows.items()}
-    assert set(verdicts.values()) == {"reproduced"}, {k: (v, rows[k]["mean"], rows[k]["note"])
-                                                      for k, v in verdicts.items() if v != "reproduced"}
+    rows = claims_all_reproduced("tang", tree, tmp_path)
     val = lambda cid: float(rows[cid]["mean"])  # noqa: E731
     assert val("tang-fig02-bbr-avg") == pytest.approx(9.12, rel=1e-4)
     assert val("tang-fig02-cubic-higher") == pytest.approx(9.31 / 9.12, rel=1e-4)
@@ -301,7 +292,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
     measure); the untouched ones still are."""
     root = tmp_path / "t"
     write_tree(root, contradict=True)
-    rows = evaluate(root, tmp_path)
+    rows = evaluate_claims("tang", root, tmp_path)
     for cid in ("tang-fig02-bbr-avg", "tang-fig02-bbr-noqueue", "tang-fig02-bbr-rtt", "tang-fig02-lower-queue",
                 "tang-table2-cubic-1e-3", "tang-table2-cubic-degrades-1", "tang-table2-bbr-tolerant",
                 "tang-table2-bbr-early", "tang-fig03-fair", "tang-fig03-sync", "tang-table3-cwnd-8",
@@ -317,7 +308,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
 
 
 def test_claims_not_run_without_runs(tmp_path):
-    rows = evaluate(tmp_path / "empty", tmp_path)
+    rows = evaluate_claims("tang", tmp_path / "empty", tmp_path)
     assert {v["verdict"] for v in rows.values()} == {"not run"}
 
 
@@ -337,19 +328,11 @@ def test_figure_scripts(tree, tmp_path, figure):
 
 
 def test_specs_validate():
-    import subprocess
-    specs = [str(p.relative_to(REPO / "mininet")) for p in sorted(SPEC_DIR.glob("tang_*.yaml"))]
-    for profile in ("quick", "paper"):
-        res = subprocess.run([sys.executable, "-m", "bbrlab", "validate", *specs, "--profile", profile],
-                             cwd=REPO / "mininet", capture_output=True, text=True,
-                             env={"PYTHONPATH": str(REPO / "mininet"), "PATH": "/usr/bin:/bin"})
-        assert res.returncode == 0, res.stdout + res.stderr
+    validate_specs(SPEC_DIR)
 
 
 def load_runs(experiment: str, profile: str) -> list:
-    sys.path.insert(0, str(REPO / "mininet"))
-    from bbrlab import spec as bbrspec
-    return bbrspec.expand(bbrspec.load(SPEC_DIR / f"{experiment}.yaml", profile=profile))
+    return expand_spec(SPEC_DIR / f"{experiment}.yaml", profile)
 
 
 def test_paper_profile_meets_the_issue():

@@ -18,7 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, evaluate_claims, r_json, render_figure)  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, claims_all_reproduced, expand_spec, evaluate_claims, r_json,
+                             render_figure, validate_specs)  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -304,23 +305,12 @@ def test_retransmissions_of_one_loss_merge_into_one_episode(tmp_path):
     assert got["s"] == pytest.approx(10.0 + 120 * MSS * 8 / 20 / 1e6, rel=1e-3)
 
 
-def evaluate(root: Path, tmp_path: Path) -> dict:
-    return evaluate_claims("utsumi2022", root, tmp_path)
-
 
 def test_claims_file_utsumi2022(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
     root, built = tree
-    rows = evaluate(root, tmp_path)
-    with (REPO / "claims" / "utsumi2022.csv").open(newline="") as fh:
-        claims = list(csv.DictReader(fh))
-    assert list(rows) == [c["id"] for c in claims]
-    assert all(c["reading"] for c in claims)
-    assert len({c["id"] for c in claims}) == len(claims)
-    verdicts = {k: v["verdict"] for k, v in rows.items()}
-    assert set(verdicts.values()) == {"reproduced"}, {k: (v, rows[k]["mean"], rows[k]["note"])
-                                                      for k, v in verdicts.items() if v != "reproduced"}
+    rows = claims_all_reproduced("utsumi2022", root, tmp_path)
     val = lambda cid: float(rows[f"utsumi2022-{cid}"]["mean"])  # noqa: E731
     assert val("fig04-small-off") == pytest.approx(100 * (1 - 0.7), rel=1e-2)
     assert val("fig05-small-under") == pytest.approx(0.8, rel=1e-2)
@@ -340,7 +330,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
     BBR-FCA with more queue and less throughput alone: those claims are not reproduced."""
     root = tmp_path / "t"
     write_tree(root, contradict=True)
-    rows = evaluate(root, tmp_path)
+    rows = evaluate_claims("utsumi2022", root, tmp_path)
     for cid in ("fig04-accurate", "fig06-bbr-small", "fig06-bbr-large", "fig06-fca-fair", "fig06-fca-util",
                 "fig06-fca-better-small", "fig07-bbr-decreases", "fig07-fca-improved", "fig07-fca-max",
                 "fig08-bbr-decreases", "fig08-fca-max", "fig11-fca-improved", "fig12-bbr-trend",
@@ -351,7 +341,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
 
 
 def test_claims_not_run_without_runs(tmp_path):
-    rows = evaluate(tmp_path / "empty", tmp_path)
+    rows = evaluate_claims("utsumi2022", tmp_path / "empty", tmp_path)
     assert {v["verdict"] for v in rows.values()} == {"not run"}
 
 
@@ -372,19 +362,11 @@ def test_figure_scripts(tree, tmp_path, figure):
 
 
 def test_specs_validate():
-    import subprocess
-    specs = [str(p.relative_to(REPO / "mininet")) for p in sorted(SPEC_DIR.glob("utsumi2022_*.yaml"))]
-    for profile in ("quick", "paper"):
-        res = subprocess.run([sys.executable, "-m", "bbrlab", "validate", *specs, "--profile", profile],
-                             cwd=REPO / "mininet", capture_output=True, text=True,
-                             env={"PYTHONPATH": str(REPO / "mininet"), "PATH": "/usr/bin:/bin"})
-        assert res.returncode == 0, res.stdout + res.stderr
+    validate_specs(SPEC_DIR)
 
 
 def load_runs(experiment: str, profile: str) -> list:
-    sys.path.insert(0, str(REPO / "mininet"))
-    from bbrlab import spec as bbrspec
-    return bbrspec.expand(bbrspec.load(SPEC_DIR / f"{experiment}.yaml", profile=profile))
+    return expand_spec(SPEC_DIR / f"{experiment}.yaml", profile)
 
 
 def test_paper_profile_meets_the_issue():

@@ -17,7 +17,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, evaluate_claims, r_json, render_figure)  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, claims_all_reproduced, evaluate_claims, r_json,
+                             render_figure)  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -225,21 +226,11 @@ def test_convergence_never_reached_is_na(tmp_path):
     assert got["c"] in ("NA", None)
 
 
-def evaluate(root: Path, tmp_path: Path) -> dict:
-    return evaluate_claims("yang2019", root, tmp_path)
-
 
 def test_claims_file_yang2019(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
-    rows = evaluate(tree, tmp_path)
-    with (REPO / "claims" / "yang2019.csv").open(newline="") as fh:
-        claims = list(csv.DictReader(fh))
-    assert list(rows) == [c["id"] for c in claims]
-    assert all(c["reading"] for c in claims)
-    verdicts = {k: v["verdict"] for k, v in rows.items()}
-    assert set(verdicts.values()) == {"reproduced"}, {k: (v, rows[k]["mean"], rows[k]["note"])
-                                                      for k, v in verdicts.items() if v != "reproduced"}
+    rows = claims_all_reproduced("yang2019", tree, tmp_path)
     assert float(rows["yang2019-fig05-qdelay"]["mean"]) == pytest.approx(100 * (1 - 1.2 / 18), rel=1e-6)
     assert float(rows["yang2019-fig04a-bbr"]["mean"]) == pytest.approx(0.6, rel=1e-3)
     assert float(rows["yang2019-fig04c-bbq-vs-bbr-1"]["mean"]) == pytest.approx(28.6 / 11, rel=1e-3)
@@ -252,7 +243,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
     with a deep queue, and converging at once: its claims are not reproduced; the others are."""
     root = tmp_path / "t"
     write_tree(root, contradict=True)
-    rows = evaluate(root, tmp_path)
+    rows = evaluate_claims("yang2019", root, tmp_path)
     for cid in ("yang2019-fig03-abbr-short", "yang2019-fig03-abbr-similar", "yang2019-fig03-abbr-fairer",
                 "yang2019-fig05-qdelay", "yang2019-fig05-abbr", "yang2019-fig05-abbr-lowest",
                 "yang2019-fig06-abbr-slower", "yang2019-fig06-abbr-conv"):
@@ -262,7 +253,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
 
 
 def test_claims_not_run_without_runs(tmp_path):
-    rows = evaluate(tmp_path / "empty", tmp_path)
+    rows = evaluate_claims("yang2019", tmp_path / "empty", tmp_path)
     assert {v["verdict"] for v in rows.values()} == {"not run"}
 
 

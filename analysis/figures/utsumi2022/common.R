@@ -78,3 +78,19 @@ u22_sweep_figure <- function(experiment, a, fun, x_label, y_label, what, panel_l
   if (save) save_figure(p, a$out_pdf, width, height)
   invisible(p)
 }
+
+# Figs. 8/12 and 9/13: Jain's index of all flows' goodput over m (the number of CUBIC
+# flows), one line per BBR-type algorithm, one panel per delay. figs: the figure numbers
+# at 20 and 40 ms one way ("8", "12"); bbr_flows: "one BBR-type flow" / "m BBR-type flows".
+u22_jain_over_m_figure <- function(experiment, figs, bbr_flows) {
+  a <- figure_args(experiment)
+  m_of <- function(r) sum(flows_table(r$meta)$cc == "cubic")
+  panels <- sprintf("Fig. %s: %s one way", figs, c("20 ms", "40 ms"))
+  u22_sweep_figure(experiment, a, function(r, warmup_s) {
+    tibble(x = m_of(r), value = ss_jain(r, window = u22_window(r, warmup_s)), series = u22_cc(r),
+           panel = sprintf("Fig. %s: %s", if (u22_rtt_ms(r) == 40) figs[1] else figs[2], u22_delay(r)))
+  }, "m", "Jain's fairness index",
+  sprintf("Figs. %s and %s: m CUBIC flows and %s, 100 Mbit/s, 64 BDP; Jain's index over all flows' goodput",
+          figs[1], figs[2], bbr_flows),
+  panel_levels = panels, y_limits = c(0, 1.05), hline = 1)
+}

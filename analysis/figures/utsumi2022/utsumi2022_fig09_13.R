@@ -13,15 +13,4 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-E <- "utsumi2022_fig09_13"
-a <- figure_args(E)
-m_of <- function(r) {
-  fl <- flows_table(r$meta)
-  sum(fl$cc == "cubic")
-}
-u22_sweep_figure(E, a, function(r, warmup_s) {
-  tibble(x = m_of(r), value = ss_jain(r, window = u22_window(r, warmup_s)), series = u22_cc(r),
-         panel = sprintf("Fig. %s: %s", if (u22_rtt_ms(r) == 40) "9" else "13", u22_delay(r)))
-}, "m", "Jain's fairness index",
-"Figs. 9 and 13: m CUBIC flows and m BBR-type flows, 100 Mbit/s, 64 BDP; Jain's index over all flows' goodput",
-panel_levels = c("Fig. 9: 20 ms one way", "Fig. 13: 40 ms one way"), y_limits = c(0, 1.05), hline = 1)
+u22_jain_over_m_figure("utsumi2022_fig09_13", c("9", "13"), "m BBR-type flows")
