@@ -4,7 +4,7 @@
     runs SPEC [--profile P]           list run directories (for the pipeline)
     labels SPEC... [--profile P] [--out FILE]
                                       CSV experiment,point,label of the specs' sweep points
-    run SPEC --out ROOT [--profile P] [--backend uml|native] [--clock real|virtual]
+    run SPEC --out ROOT [--profile P] [--backend uml|native|ns3] [--clock real|virtual]
         [--point NAME] [--rep K] [--kernel PATH]
     check-native                      say whether this host can run the native backend
     clean [--dry-run]                 remove a killed native run's leftovers (like mn -c)
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     p_run.add_argument("spec")
     p_run.add_argument("--out", required=True, help="results root; runs go to ROOT/<name>/<point>/rep<k>")
     p_run.add_argument("--profile")
-    p_run.add_argument("--backend", default="uml", choices=["uml", "native"])
+    p_run.add_argument("--backend", default="uml", choices=["uml", "native", "ns3"])
     p_run.add_argument("--clock", choices=["real", "virtual"])
     p_run.add_argument("--point")
     p_run.add_argument("--rep", type=int)

@@ -3,8 +3,9 @@
     uml     boots the User-Mode Linux testbed kernel as an ordinary process
             (default; no root, no KVM, no netem on the host needed)
     native  runs on this host's kernel as root, after checking it can
+    ns3     simulates the dumbbell in ns-3 instead (ns3_backend.py)
 
-Both take a prepared run directory (job.json inside) and return a
+Each takes a prepared run directory (job.json inside) and returns a
 GuestResult; the host side (runner.py) does the rest.
 """
 import os
@@ -83,4 +84,7 @@ def get(name: str, **kwargs):
     if name == "native":
         from .native import NativeBackend
         return NativeBackend(**kwargs)
-    raise BackendError(f"unknown backend {name!r} (choose uml or native)")
+    if name == "ns3":
+        from .ns3_backend import Ns3Backend
+        return Ns3Backend(**kwargs)
+    raise BackendError(f"unknown backend {name!r} (choose uml, native or ns3)")

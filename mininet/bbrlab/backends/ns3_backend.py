@@ -1,0 +1,326 @@
+"""ns-3 backend: the same run spec on a second substrate, the ns-3 network simulator.
+
+The run's dumbbell (snd<i> -- sw1 == bottleneck == sw2 -- rcv<i>) is simulated
+by one C++ program, backends/ns3/dumbbell.cc, against Debian's libns3-dev
+(3.37). C++ rather than ns-3's Python bindings: Debian ships no bindings for
+3.37, and the program needs a congestion-control subclass (BBR's gains are
+protected members of TcpBbr) and per-ACK trace callbacks, which a compiled
+program does at full speed; it is compiled once into build/ns3/ (git-ignored
+with build/) and rebuilt only when its source, the compile command or the
+installed ns-3 change (a stamp file records their hash).
+
+The Python side writes the run's configuration (raw/ns3.conf, key=value
+lines), runs the program under the tether like the other backends' testbeds,
+and writes raw/timeline.json. The program writes raw/ in the formats the
+kernel testbed's sampler and guest write (see dumbbell.cc), so runner.py,
+tidy.py and fidelity.py handle an ns-3 run unchanged and its tidy data is
+the kernel's by construction. Sample times are simulated seconds; time zero
+is `lead_s` into the simulation, after each path's base RTT was measured by
+ICMP echo (raw/ping_<i>.txt).
+
+What the spec's fields become in ns-3 (module docstring of record, also in
+docs/tidy-data.md):
+
+    bottleneck.rate_mbps    PointToPoint link sw1 -> sw2 at that rate (the
+                            serialisation of each packet; no token bucket, so
+                            `shaper` tbf/htb are the same ideal shaper here
+                            and a `burst_bytes` other than the default is refused)
+    buffer_bytes/_bdp       FifoQueueDisc (drop-tail) of that many bytes of IP
+                            packets on sw1's bottleneck device (ns-3 counts IP
+                            packets, the kernel's tbf Ethernet frames: 1500
+                            against 1514 bytes a packet); the device holds one
+                            more packet, counted in queue.csv's backlog
+    buffer_pkts             the same FifoQueueDisc limited in packets
+    aqm red                 RedQueueDisc in bytes with the kernel testbed's
+                            tc red parameters (shaping.py): min/max thresholds,
+                            max_p = probability, the averaging weight tc derives
+                            from its burst and avpkt 1000, limit at least twice
+                            the maximum; marks spaced as Linux spaces them (no
+                            wait), no gentle region; ecn is refused
+    loss_rate               RateErrorModel per packet on sw2's receiving side
+                            of the bottleneck: data direction, after the queue
+    flows.rtt_ms            the sender's access link: rtt_ms/2 each way (the
+                            rest of the path has no propagation delay)
+    changes                 at at_s, that access link's delay becomes the new
+                            rtt_ms/2 for packets entering it from then on
+    access_rate_mbps        that access link's rate (default 10 Gbit/s), behind
+                            ns-3's default queue disc (pfifo_fast, 1000 packets)
+    cc                      bbr -> TcpBbr, cubic -> TcpCubic, reno -> TcpLinuxReno
+    sender_qdisc            fq: every flow paced at its socket's pacing rate
+                            (ns-3's TCP pacing, with Linux's 200 %/120 % ratios
+                            for non-BBR flows); none: only BBR paces itself
+    delayed_ack             true: ns-3's delayed ACKs (every 2nd segment, the
+                            timer at Linux's 40-ms minimum instead of ns-3's
+                            200 ms); false: an ACK for every segment
+    mtu_bytes               link MTU; MSS = MTU - 40 (no TCP timestamps: with
+                            them ns-3 3.37 measures RTT on the option's 1-ms
+                            clock, without them on its send times at full
+                            resolution, as Linux measures in microseconds)
+    start_s/stop_s          the bulk sender writes from start to stop, then
+                            closes (what it buffered is still sent, as iperf3's is)
+    seed                    ns-3's run number (RngSeedManager::SetRun)
+    clock, switch           accepted: time is simulated; there are no switches
+    rtt_on                  ingress and sender accepted (ns-3 has no TCP Small
+                            Queues, so where the delay sits does not couple the
+                            sender to the queue); the others exist to reproduce
+                            that kernel coupling and are refused
+
+TCP otherwise as Linux 6.1 where ns-3 has the switch: initial window 10, SACK,
+window scaling, PRR recovery, 200-ms minimum RTO, socket buffers large enough
+for the run's window (units.window_bytes) so the network bounds the flows.
+
+Refused before the run (check_job, so `bbrlab run` boots nothing for any run
+of the spec), naming the field: congestion controls other than bbr, cubic
+and reno (the project's variants bbq, bbr_e, adaptive_bbr, bbr_fca, ... exist
+only as Linux kernel modules), module_params, aqm ecn, capture,
+snapshot_at_s, offloads: on, rtt_on other than ingress/sender, a burst_bytes
+other than the default.
+
+The compile flags are spelled out (CXXFLAGS, LIBS): Debian's ns3-*.pc files
+give a broken include flag (`-I/usr` followed by a backslash and a semicolon).
+"""
+import fcntl
+import hashlib
+import json
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+import time
+
+from .. import traffic, units
+from . import BackendError, GuestResult, tethered
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+SOURCE = pathlib.Path(__file__).resolve().with_name("ns3") / "dumbbell.cc"
+BUILD_DIR = REPO / "build" / "ns3"
+HEADER = pathlib.Path("/usr/include/ns3/tcp-bbr.h")
+CXX = os.environ.get("CXX", "g++")
+CXXFLAGS = ["-std=c++17", "-O2", "-I/usr/include"]
+LIBS = ["-lns3-internet-apps", "-lns3-applications", "-lns3-traffic-control", "-lns3-point-to-point",
+        "-lns3-internet", "-lns3-network", "-lns3-core"]
+CONGESTION_CONTROLS = {"bbr": "ns3::TcpBbr", "cubic": "ns3::TcpCubic", "reno": "ns3::TcpLinuxReno"}
+RTT_PLACEMENTS = ("ingress", "sender")
+FAST_LINK_BPS = 10e9          # links other than the bottleneck and a shaped access link
+PINGS, PING_INTERVAL_S = 7, 0.1  # at least: they go on until the slowest path's replies are in
+DELACK_TIMEOUT_MS = 40        # Linux's TCP_DELACK_MIN (ns-3's default is 200 ms)
+TAIL_S = 1.0                  # simulated after the run, as the kernel guest samples after it
+MAX_SOCKET_BUFFER = 2**30     # ns-3's window scaling reaches 1 GB
+RED_AVPKT = 1000              # as the kernel testbed's tc red (shaping.py)
+
+
+def ns3_version() -> str:
+    """The installed libns3-dev's Debian version (e.g. 3.37-2), None when not installed."""
+    try:
+        res = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libns3-dev"], capture_output=True, text=True)
+    except OSError:
+        return None
+    if res.returncode != 0:
+        return None
+    return res.stdout.strip() or None
+
+
+def refusals(job: dict) -> list:
+    """What the run asks that this backend cannot do, one message naming the field each
+    (flows numbered as in the run, after `count` is expanded)."""
+    out = []
+    for flow in job["flows"]:
+        where = f"flows.{flow['flow']}"
+        if flow["cc"] not in CONGESTION_CONTROLS:
+            out.append(f"{where}.cc: {flow['cc']!r} is not available in ns-3 (it has "
+                       f"{', '.join(CONGESTION_CONTROLS)}; the project's BBR variants are Linux kernel modules)")
+        if flow.get("module_params"):
+            out.append(f"{where}.module_params: {flow['module_params']} (kernel module parameters; ns-3 has none)")
+    bn = job["bottleneck"]
+    if bn["aqm"]["kind"] not in ("droptail", "red"):
+        out.append(f"bottleneck.aqm.kind: {bn['aqm']['kind']!r} (this backend has droptail and red)")
+    if bn["aqm"].get("ecn"):
+        out.append("bottleneck.aqm.ecn: true (ECN is not set up on this backend's senders yet)")
+    if bn.get("burst_bytes") != units.burst_bytes(bn["rate_mbps"], job["mtu_bytes"]):
+        out.append(f"bottleneck.burst_bytes: {bn['burst_bytes']} (ns-3's link serialises each packet at the rate;"
+                   " it has no token bucket to size)")
+    if job.get("capture", "none") != "none":
+        out.append(f"capture: {job['capture']!r} (header captures are a kernel-testbed tool)")
+    if job.get("snapshot_at_s") is not None:
+        out.append("snapshot_at_s: netlink snapshots exist only on the kernel testbed")
+    if job.get("offloads", "off") != "off":
+        out.append(f"offloads: {job['offloads']!r} (ns-3 has no segmentation offloads)")
+    if job.get("rtt_on", "ingress") not in RTT_PLACEMENTS:
+        out.append(f"rtt_on: {job['rtt_on']!r} (ns-3 has no TCP Small Queues to couple; accepted: "
+                   f"{', '.join(RTT_PLACEMENTS)})")
+    return out
+
+
+def red_ewma_log(min_bytes: int, burst: int, avpkt: int) -> int:
+    """RED's averaging weight as tc computes it (iproute2 tc_red_eval_ewma): the smallest
+    W = 2**-Wlog with which a burst of `burst` packets of avpkt bytes arriving at an empty
+    queue keeps the average below the minimum threshold; returns Wlog."""
+    a = burst + 1 - min_bytes / avpkt
+    if a < 1.0:
+        raise BackendError(f"RED burst {burst} is too small for min {min_bytes} bytes")
+    w = 0.5
+    for wlog in range(1, 32):
+        if a <= (1 - (1 - w) ** burst) / w:
+            return wlog
+        w /= 2
+    raise BackendError(f"no RED averaging weight for burst {burst}, min {min_bytes} bytes")
+
+
+def red_parameters(bottleneck: dict) -> dict:
+    """The kernel testbed's RED (shaping.py: avpkt 1000, its burst, a limit of at least twice
+    the maximum threshold) in the terms dumbbell.cc takes."""
+    aqm = bottleneck["aqm"]
+    avpkt = RED_AVPKT
+    burst = math.ceil((2 * aqm["min_bytes"] + aqm["max_bytes"]) / (3 * avpkt)) + 1
+    return {"red_min_bytes": aqm["min_bytes"], "red_max_bytes": aqm["max_bytes"],
+            "red_max_p": aqm["probability"], "red_avpkt": avpkt,
+            "red_qw": 2.0 ** -red_ewma_log(aqm["min_bytes"], burst, avpkt),
+            "buffer": f"{max(bottleneck['buffer_bytes_resolved'], 2 * aqm['max_bytes'])}B"}
+
+
+def socket_buffer_bytes(job: dict) -> int:
+    """Send and receive buffer of every socket: twice the most one flow can have in flight."""
+    return min(MAX_SOCKET_BUFFER, max(4 * 2**20, 2 * units.window_bytes(job)))
+
+
+def ping_stop_s(job: dict) -> float:
+    """The pings stop (their socket closes) after PINGS of them and the slowest path's reply."""
+    return round(PINGS * PING_INTERVAL_S + max(f["rtt_ms"] for f in job["flows"]) / 1e3 + 0.05, 3)
+
+
+def lead_s(job: dict) -> float:
+    """Simulated time before time zero: the pings."""
+    return round(ping_stop_s(job) + 0.1, 3)
+
+
+def config_lines(job: dict, out_dir: pathlib.Path) -> list:
+    """raw/ns3.conf: what dumbbell.cc reads (key=value)."""
+    bn = job["bottleneck"]
+    mtu = job["mtu_bytes"]
+    buffer = f"{bn['buffer_pkts']}p" if "buffer_pkts" in bn else f"{bn['buffer_bytes_resolved']}B"
+    conf = {
+        "out_dir": out_dir, "flows": len(job["flows"]), "mtu_bytes": mtu, "mss_bytes": mtu - 40,
+        "lead_s": lead_s(job), "duration_s": job["duration_s"], "tail_s": TAIL_S,
+        "sample_interval_s": job["sample_interval_s"], "queue_sample_interval_s": job["queue_sample_interval_s"],
+        "bottleneck_rate_bps": bn["rate_mbps"] * 1e6, "buffer": buffer, "loss_rate": bn.get("loss_rate", 0),
+        "pace_all": int(job["sender_qdisc"] == "fq"), "delack_count": 2 if job.get("delayed_ack", True) else 1,
+        "delack_timeout_ms": DELACK_TIMEOUT_MS,
+        "seed": job["seed"], "socket_buffer_bytes": socket_buffer_bytes(job), "fast_link_bps": FAST_LINK_BPS,
+        "ping_interval_s": PING_INTERVAL_S, "ping_stop_s": ping_stop_s(job),
+    }
+    conf["aqm"] = bn["aqm"]["kind"]
+    if bn["aqm"]["kind"] == "red":
+        conf.update(red_parameters(bn))
+    for f in job["flows"]:
+        k = f"flow.{f['flow']}."
+        conf.update({k + "cc": f["cc"], k + "rtt_ms": f["rtt_ms"], k + "start_s": f["start_s"],
+                     k + "stop_s": f["stop_s"], k + "access_rate_bps": (f.get("access_rate_mbps") or 0) * 1e6})
+    conf["changes"] = len(job.get("changes", []))
+    for k, change in enumerate(job.get("changes", []), 1):
+        conf.update({f"change.{k}.at_s": change["at_s"], f"change.{k}.flow": change["flow"],
+                     f"change.{k}.rtt_ms": change["rtt_ms"]})
+    return [f"{key}={value:.17g}" if isinstance(value, float) else f"{key}={value}" for key, value in conf.items()]
+
+
+class Ns3Backend:
+    name = "ns3"
+
+    def __init__(self, build_dir=None, **_ignored):
+        self.build_dir = pathlib.Path(build_dir or BUILD_DIR)
+        self.program = self.build_dir / "dumbbell"
+
+    # ------------------------------------------------------------------ the program
+    def _compile_command(self, output) -> list:
+        return [CXX, *CXXFLAGS, "-o", str(output), str(SOURCE), *LIBS]
+
+    def build_key(self) -> str:
+        """Hash of what the program is built from: source, compile command, installed ns-3."""
+        h = hashlib.sha256(SOURCE.read_bytes())
+        h.update(" ".join(self._compile_command("OUT")).encode())
+        h.update(str(ns3_version()).encode())
+        return h.hexdigest()
+
+    def build(self) -> pathlib.Path:
+        """Compile the program unless the stamp says it is up to date; returns its path."""
+        key = self.build_key()
+        stamp = self.build_dir / "dumbbell.stamp"
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.build_dir / ".lock", "w") as lock:      # one build at a time (parallel jobs)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if self.program.is_file() and stamp.is_file() and stamp.read_text().strip() == key:
+                return self.program
+            tmp = self.build_dir / f".dumbbell.{os.getpid()}"
+            res = subprocess.run(["nice", "-n", "19", *self._compile_command(tmp)], capture_output=True, text=True)
+            if res.returncode != 0:
+                tmp.unlink(missing_ok=True)
+                tail = "\n".join(res.stderr.strip().splitlines()[-30:])
+                raise BackendError(f"cannot compile the ns-3 program {SOURCE}:\n{tail}")
+            tmp.rename(self.program)
+            stamp.write_text(key + "\n")
+        return self.program
+
+    # ------------------------------------------------------------------ backend interface
+    def check(self) -> None:
+        missing = []
+        if not HEADER.is_file():
+            missing.append(f"ns-3 headers not found ({HEADER}): apt-get install libns3-dev")
+        if not shutil.which(CXX):
+            missing.append(f"C++ compiler {CXX!r} not found: apt-get install g++ (build-essential)")
+        if missing:
+            raise BackendError("the ns3 backend cannot run on this host:\n  - " + "\n  - ".join(missing))
+        self.build()
+
+    def check_job(self, job: dict) -> None:
+        problems = refusals(job)
+        if problems:
+            raise BackendError(f"{job.get('name', 'run')}/{job.get('point', 'base')}: the ns3 backend cannot run"
+                               " what the spec asks (nothing was run):\n  - " + "\n  - ".join(problems))
+
+    def describe(self) -> dict:
+        program = self.program if self.program.is_file() else None
+        return {"backend": self.name, "substrate": "ns3", "time": "simulated",
+                "ns3_version": ns3_version(), "kernel_release": None,
+                "program": str(program) if program else None,
+                "program_sha256": hashlib.sha256(program.read_bytes()).hexdigest() if program else None}
+
+    def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
+        self.check_job(job)
+        program = self.build()
+        run_dir = pathlib.Path(run_dir).resolve()
+        raw = run_dir / "raw"
+        raw.mkdir(exist_ok=True)
+        conf = raw / "ns3.conf"
+        conf.write_text("\n".join(config_lines(job, raw)) + "\n")
+        console = raw / "console.log"
+        # The simulation's cost grows with the packets it moves, and faster than they do
+        # (measured, 10 s of two flows: 0.23 host CPU-s per simulated s at 100 Mbit/s,
+        # 1.4 at 400, 5.9 at 1000): a generous bound against a hang, not a budget.
+        timeout_s = max(timeout_s, 300 + 10 * job["duration_s"] * max(1.0, job["bottleneck"]["rate_mbps"] / 100))
+        start = time.time()
+        with open(console, "wb") as out:
+            out.write(f"host: {program} {conf}\n".encode())
+            out.flush()
+            code, usage, timed_out = tethered([program, conf], out, timeout_s, cwd=run_dir)
+        wall = time.time() - start
+        if timed_out:
+            with open(console, "a") as out:
+                out.write(f"\nhost: simulation killed after the {timeout_s:.0f}-s timeout\n")
+        elif code == 0:
+            self._write_timeline(raw, job, wall)
+        return GuestResult(exit_status=-1 if timed_out else code, timed_out=timed_out, wall_s=wall,
+                           cpu_s=usage.ru_utime + usage.ru_stime, console=str(console))
+
+    def _write_timeline(self, raw: pathlib.Path, job: dict, wall_s: float) -> None:
+        """raw/timeline.json as the kernel guest writes it, on simulated time."""
+        sim = json.loads((raw / "ns3.json").read_text())
+        t0 = lead_s(job)
+        timeline = {"t0": t0, "lead_s": t0, "substrate": "ns3", "ns3_version": sim["ns3_version"],
+                    "events": [dict(e, t_s=e["at_s"]) for e in traffic.schedule(job)],
+                    "commands": [], "congestion_controls": sorted(CONGESTION_CONTROLS),
+                    "kernel_release": None, "loss_seeded": True,
+                    "timings": {"simulated_s": sim["simulated_s"], "simulation_wall_s": round(wall_s, 3),
+                                "simulator_events": sim["events"]}}
+        tmp = raw / "timeline.json.tmp"
+        tmp.write_text(json.dumps(timeline, indent=1))
+        tmp.rename(raw / "timeline.json")
