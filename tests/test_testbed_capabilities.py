@@ -213,6 +213,32 @@ flows:
         assert receiver["segs_out"] <= 0.75 * receiver["data_segs_in"], receiver
 
 
+def test_a_deep_buffer_lets_a_window_grow_past_mininets_socket_limits(tmp_path, kernel):
+    """One CUBIC flow, 100 Mbit/s, 40 ms, 64 BDP (32 MB): in 7 s of slow start its window grows
+    past 8 MiB, which is all a receiver could advertise with Mininet's socket maximum of 16 MiB
+    (mininet.util.fixLimits, which overwrote the guest's raised limits until the guest raised
+    them in every host's namespace after building the dumbbell); the run is valid, its sender
+    not bounded by the receive window. Measured: about 65 s."""
+    spec_file = write_spec(tmp_path / "deep.yaml", """
+name: deep
+duration_s: 7
+clock: virtual
+delayed_ack: false
+bottleneck: {rate_mbps: 100, buffer_bdp: 64}
+flows:
+  - {cc: cubic, rtt_ms: 40}
+""")
+    res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = tmp_path / "out" / "deep" / "base" / "rep1"
+    summary = json.loads((run_dir / "run.json").read_text())
+    assert summary["fidelity"]["valid"], summary["fidelity"]
+    series = tidy.data_socket_series(tidy.read_jsonl(run_dir / "raw" / "sockets_snd1.jsonl"), traffic.port(1),
+                                     local=False, counter="bytes_acked")
+    largest = max(info["info"].get("snd_wnd", 0) for _t, info in series)
+    assert largest > 8 * 2**20 * 1.05, largest
+
+
 def test_loss_check_holds_the_drop_count_to_the_binomial_tolerance(tmp_path):
     job = job_of(bottleneck={"rate_mbps": 10, "buffer_bdp": 1.5, "loss_rate": 0.01})
 
@@ -230,9 +256,9 @@ def test_loss_check_holds_the_drop_count_to_the_binomial_tolerance(tmp_path):
     assert not fidelity.loss_check(tmp_path, job)["ok"]
 
 
-def test_socket_buffer_check_only_for_large_windows(tmp_path):
-    """Runs the guest raises socket limits for are checked for flows bounded by a host's socket
-    buffer (receive window or send buffer) rather than by the network."""
+def test_socket_buffer_check(tmp_path):
+    """Flows bounded by a host's socket buffer (receive window or send buffer) rather than by the
+    network make a run invalid, in runs the guest raises socket limits for and in the others."""
     big = job_of(bottleneck={"rate_mbps": 100, "buffer_bdp": 128, "bdp_rtt_ms": 40},
                  flows=[{"cc": "cubic", "rtt_ms": 40}])
 
@@ -245,3 +271,4 @@ def test_socket_buffer_check_only_for_large_windows(tmp_path):
 
     assert verdict(280_000) and not verdict(600_000)
     assert units.tcp_memory_bytes(job_of()) <= units.TCP_MEMORY_IN_BASE_BYTES < units.tcp_memory_bytes(big)
+    assert not fidelity.socket_buffer_checks(tmp_path, job_of(flows=[{"cc": "cubic", "rtt_ms": 40}]))[0]["ok"]

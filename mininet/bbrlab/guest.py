@@ -186,23 +186,27 @@ def loss_stats(db, job: dict, raw: pathlib.Path) -> None:
     (raw / "loss.json").write_text(json.dumps(stats, indent=1))
 
 
-def tune_tcp_memory(job: dict) -> list:
-    """Large buffers: socket buffers large enough for the run's window (units.tcp_memory_bytes).
-    Where a run needs more socket memory than the base guest holds (the same rule that sizes the
-    guest's memory, resources.guest_mem_mb), raise tcp_rmem and tcp_wmem's maxima and tcp_mem where
-    they are smaller, never lower them; other runs keep the kernel's defaults. Done before the
-    Mininet hosts' namespaces exist, which copy tcp_rmem/tcp_wmem from this one (tcp_mem is global)."""
+def tune_tcp_memory(job: dict, db) -> list:
+    """Socket buffers large enough for the run's window (units.tcp_memory_bytes), after the
+    dumbbell exists. Mininet sets tcp_rmem and tcp_wmem to '10240 87380 16777216' in the root
+    namespace when it starts (mininet.util.fixLimits overwrites them), and each host's namespace
+    copies them when it is created: a 16-MiB socket maximum, which caps the receivers' advertised
+    window at 8 MiB (tcp_adv_win_scale 1). So raise the maxima of tcp_rmem and tcp_wmem in the
+    root namespace and in every host's where they are smaller than the run needs, never lower
+    them; and where the run needs more socket memory than the base guest holds (the same rule
+    that sizes the guest's memory, resources.guest_mem_mb), tcp_mem (global) too."""
     from . import units
     need = units.tcp_memory_bytes(job)
     applied = []
+    for node in [None] + db.senders + db.receivers:
+        for name in ("tcp_rmem", "tcp_wmem"):
+            low, default, high = (int(x) for x in sh(["sysctl", "-n", f"net.ipv4.{name}"], node).split())
+            if high < need:
+                cmd = ["sysctl", "-w", f"net.ipv4.{name}={low} {default} {need}"]
+                sh(cmd, node)
+                applied.append({"node": node.name if node else "root", "cmd": cmd})
     if need <= units.TCP_MEMORY_IN_BASE_BYTES:
         return applied
-    for name in ("tcp_rmem", "tcp_wmem"):
-        path = pathlib.Path(f"/proc/sys/net/ipv4/{name}")
-        low, default, high = (int(x) for x in path.read_text().split())
-        if high < need:
-            path.write_text(f"{low} {default} {need}")
-            applied.append({"node": "root", "cmd": ["sysctl", f"net.ipv4.{name}={low} {default} {need}"]})
     path = pathlib.Path("/proc/sys/net/ipv4/tcp_mem")
     pages = [int(x) for x in path.read_text().split()]
     need_pages = need // 4096
@@ -275,7 +279,8 @@ def stop_captures(procs: list, raw: pathlib.Path) -> None:
 
 def snapshot(db, raw: pathlib.Path) -> None:
     """Raw netlink replies beside `ss`/`tc` output of the same moment (flow 1's sender and
-    the bottleneck): a diagnostic, and the source of the parser tests' fixtures."""
+    the bottleneck), and flow 1's receiver's sockets and socket-memory sysctls: a diagnostic,
+    and the source of the parser tests' fixtures."""
     from . import netlink
     from .samplers import in_netns
     out = raw / "snapshot"
@@ -284,6 +289,10 @@ def snapshot(db, raw: pathlib.Path) -> None:
     reader = in_netns(sender.pid, netlink.TcpSockets)
     (out / "sock_diag.bin").write_bytes(b"".join(reader.raw()))
     (out / "ss.txt").write_text(sh(["ss", "-tinH"], sender))
+    receiver = db.receivers[0]
+    (out / "ss_receiver.txt").write_text(sh(["ss", "-tinmH"], receiver))
+    (out / "sysctl_receiver.txt").write_text(sh(["sysctl", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
+                                                "net.ipv4.tcp_adv_win_scale"], receiver))
     (out / "qdisc.bin").write_bytes(b"".join(netlink.Qdiscs().raw()))
     (out / "tc.txt").write_text(sh(["tc", "-s", "qdisc", "show", "dev", db.bottleneck_intf]))
 
@@ -325,12 +334,11 @@ def main(run_dir: str) -> int:
     available = check_congestion_controls(job)
     if job.get("backend", "uml") == "uml" and job["switch"] == "ovs":
         start_ovs()
-    memory = tune_tcp_memory(job)
     n = len(job["flows"])
     log(f"building dumbbell with {n} flow(s), {job['bottleneck']['rate_mbps']:g} Mbit/s bottleneck")
     db = topology.build(n, job["switch"], job["mtu_bytes"])
     try:
-        applied = memory + configure(db, job)
+        applied = tune_tcp_memory(job, db) + configure(db, job)
         timings["setup_s"] = round(time.time() - t_start, 3)
         log("measuring base RTT of each path")
         measure_base_rtt(db, job, raw)
