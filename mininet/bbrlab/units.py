@@ -65,8 +65,8 @@ def burst_bytes(rate_mbps: float, mtu_bytes: int = 1500, tick_ms: float = 5.0) -
 # the receiver's out-of-order queue; the receiver advertises half its buffer (tcp_adv_win_scale 1).
 # TCP_MEMORY_PER_WINDOW budgets both, rounded up.
 TCP_MEMORY_PER_WINDOW = 4
-# Socket memory the guest's defaults already hold (tcp_rmem's maximum is 6 MB; a 1-GB guest's
-# tcp_mem allows about 90 MB): runs needing no more than this boot as before.
+# Socket memory a 1-GB guest's tcp_mem already allows (about 90 MB, global): runs needing no more
+# keep the base guest and tcp_mem; the per-socket maxima are raised in every run (guest.tune_tcp_memory).
 TCP_MEMORY_IN_BASE_BYTES = 128 * 2**20
 
 
