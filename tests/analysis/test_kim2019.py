@@ -6,7 +6,6 @@ analysis/figures/kim2019/*.R, on a synthetic run tree whose values are known by 
 
 from __future__ import annotations
 
-import csv
 import math
 import shutil
 import statistics
@@ -14,11 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, claims_all_reproduced,  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
                              evaluate_claims, r_json, render_figure)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
@@ -200,17 +198,8 @@ def test_figure_scripts(tree, tmp_path, figure):
 
 
 def test_kim2019_experiments_are_wired():
-    """Every kim2019 spec has its figure script and is in both configs; the configs list the
-    claims file; papers.csv maps each evaluation figure to its experiment."""
+    """Every kim2019 spec has its figure script; the paper is wired into the shared files."""
     assert set(FIGURES) == set(EXPERIMENTS)
-    for profile in ("quick", "paper"):
-        config = yaml.safe_load((REPO / "config" / f"{profile}.yaml").read_text())
-        assert set(EXPERIMENTS) <= set(config["experiments"]), profile
-        assert "kim2019" in config["claims"], profile
-    with (REPO / "paper" / "papers.csv").open(newline="") as fh:
-        row = next(r for r in csv.DictReader(fh) if r["key"] == "kim2019")
-    items = dict(i.strip().split("=") for i in row["items"].split(";"))
-    assert items == {f"Fig. {n}": f"kim2019_fig0{n}" for n in range(2, 8)}
-    section = (REPO / "paper" / "sections" / "kim2019.tex").read_text()
-    for experiment in EXPERIMENTS:
-        assert f"\\generatedfigure{{{experiment}}}" in section, experiment
+    assert_paper_wired("kim2019", "001_adb406332a360c9c.txt", EXPERIMENTS,
+                       {f"Fig. {n}": f"kim2019_fig0{n}" for n in range(2, 8)})
+

@@ -84,6 +84,25 @@ def expand_spec(path: Path, profile: str) -> list:
     return bbrspec.expand(bbrspec.load(path, profile=profile))
 
 
+def assert_paper_wired(key: str, seed: str, experiments: list, items: dict) -> None:
+    """A paper wired into the shared files: every experiment in both configs, with the paper's
+    claims file; papers.csv names its seed and maps each evaluated figure and table (`items`) to
+    its experiment; the report part shows every experiment's figure and is \\input."""
+    import yaml
+    for profile in ("quick", "paper"):
+        config = yaml.safe_load((REPO / "config" / f"{profile}.yaml").read_text())
+        assert set(experiments) <= set(config["experiments"]), profile
+        assert key in config["claims"], profile
+    with (REPO / "paper" / "papers.csv").open(newline="") as fh:
+        row = next(r for r in csv.DictReader(fh) if r["key"] == key)
+    assert row["seed"] == seed
+    assert dict(i.strip().split("=") for i in row["items"].split(";")) == items
+    section = (REPO / "paper" / "sections" / f"{key}.tex").read_text()
+    for experiment in experiments:
+        assert f"\\generatedfigure{{{experiment}}}" in section, experiment
+    assert f"\\input{{sections/{key}}}" in (REPO / "paper" / "report.tex").read_text()
+
+
 def render_figure(script: Path, runs_dir: Path, out: Path, *args) -> Path:
     """Run a figure script as the pipeline does; it must leave a PDF and its PNG, and no temp file."""
     rscript(script, runs_dir, out, *args)

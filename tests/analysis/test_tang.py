@@ -17,8 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, claims_all_reproduced, expand_spec, evaluate_claims, r_json,
-                             render_figure, validate_specs)  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
+                             evaluate_claims, expand_spec, r_json, render_figure, validate_specs)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -377,21 +377,5 @@ PAPERS_ROW_ITEMS = {"Fig. 2": "tang_fig02", "Table II": "tang_table2", "Fig. 3":
 
 
 def test_tang_experiments_are_wired():
-    """Once the paper is wired into the shared files (configs, papers.csv, report.tex): every
-    experiment is in both configs with the claims file, papers.csv maps each evaluated figure
-    and table to its experiment, and the report part shows every figure and is \\input."""
-    import yaml
-    configs = {p: yaml.safe_load((REPO / "config" / f"{p}.yaml").read_text()) for p in ("quick", "paper")}
-    if not any("tang" in (c.get("claims") or []) for c in configs.values()):
-        pytest.skip("tang is not yet listed in config/*.yaml")
-    for profile, config in configs.items():
-        assert set(EXPERIMENTS) <= set(config["experiments"]), profile
-        assert "tang" in config["claims"], profile
-    with (REPO / "paper" / "papers.csv").open(newline="") as fh:
-        row = next(r for r in csv.DictReader(fh) if r["key"] == "tang")
-    assert row["seed"] == "003_281891140eb3522b.txt"
-    assert dict(i.strip().split("=") for i in row["items"].split(";")) == PAPERS_ROW_ITEMS
-    section = (REPO / "paper" / "sections" / "tang.tex").read_text()
-    for experiment in EXPERIMENTS:
-        assert f"\\generatedfigure{{{experiment}}}" in section, experiment
-    assert "\\input{sections/tang}" in (REPO / "paper" / "report.tex").read_text()
+    assert_paper_wired("tang", "003_281891140eb3522b.txt", EXPERIMENTS, PAPERS_ROW_ITEMS)
+

@@ -18,8 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, claims_all_reproduced, expand_spec, evaluate_claims, r_json,
-                             render_figure, validate_specs)  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
+                             evaluate_claims, expand_spec, r_json, render_figure, validate_specs)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -420,21 +420,5 @@ PAPERS_ROW_ITEMS = {"Fig. 4": "utsumi2022_fig04", "Fig. 5": "utsumi2022_fig06_10
 
 
 def test_utsumi2022_experiments_are_wired():
-    """Once the paper is wired into the shared files (configs, papers.csv, report.tex): every
-    experiment is in both configs with the claims file, papers.csv maps each evaluated figure
-    to its experiment, and the report part shows every figure and is \\input."""
-    import yaml
-    configs = {p: yaml.safe_load((REPO / "config" / f"{p}.yaml").read_text()) for p in ("quick", "paper")}
-    if not any("utsumi2022" in (c.get("claims") or []) for c in configs.values()):
-        pytest.skip("utsumi2022 is not yet listed in config/*.yaml")
-    for profile, config in configs.items():
-        assert set(EXPERIMENTS) <= set(config["experiments"]), profile
-        assert "utsumi2022" in config["claims"], profile
-    with (REPO / "paper" / "papers.csv").open(newline="") as fh:
-        row = next(r for r in csv.DictReader(fh) if r["key"] == "utsumi2022")
-    assert row["seed"] == "004_279ccf86812f33df.txt"
-    assert dict(i.strip().split("=") for i in row["items"].split(";")) == PAPERS_ROW_ITEMS
-    section = (REPO / "paper" / "sections" / "utsumi2022.tex").read_text()
-    for experiment in EXPERIMENTS:
-        assert f"\\generatedfigure{{{experiment}}}" in section, experiment
-    assert "\\input{sections/utsumi2022}" in (REPO / "paper" / "report.tex").read_text()
+    assert_paper_wired("utsumi2022", "004_279ccf86812f33df.txt", EXPERIMENTS, PAPERS_ROW_ITEMS)
+
