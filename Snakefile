@@ -2,6 +2,7 @@
 #
 #   snakemake --cores all                          quick profile (default)
 #   snakemake --cores all --config profile=paper   the papers' durations and repetitions
+#   snakemake --cores all --config backend=ns3     the same experiments in ns-3, into results/<profile>-ns3/
 #
 # Each run is one job (one testbed boot); runs of all experiments share the
 # cores. Results: results/<profile>/runs/<experiment>/<point>/rep<k>/ (see
@@ -21,8 +22,9 @@ if PROFILE != "quick":
     configfile: f"config/{PROFILE}.yaml"
     config["profile"] = PROFILE
 
-RES = f"results/{PROFILE}"
 BACKEND = config.get("backend", "uml")      # --config backend=native on a real host / the Vagrant VM
+NS3 = BACKEND == "ns3"                      # simulated: a results tree of its own, no kernel, no modules
+RES = f"results/{PROFILE}-ns3" if NS3 else f"results/{PROFILE}"
 KERNEL = "build/kernel/linux"
 KERNEL_INPUTS = ["kernel/build-uml.sh", "kernel/uml.config"]
 KERNEL_STAMP = "build/kernel/ready-" + hashlib.sha256(
@@ -45,8 +47,20 @@ def figure_script(experiment):
     return f"analysis/figures/{paper_of(experiment)}/{experiment}.R"
 
 
-def jobs_of(experiment):
+def all_jobs_of(experiment):
     return bbrspec.expand(bbrspec.load(spec_path(experiment), profile=PROFILE))
+
+
+def ns3_refusals(job):
+    from bbrlab.backends import ns3_backend
+    return ns3_backend.refusals(job)
+
+
+def jobs_of(experiment):
+    """The experiment's runs this backend runs: on ns-3, those it accepts (the others are
+    skipped and listed in {RES}/refused.csv, rule ns3_refused)."""
+    jobs = all_jobs_of(experiment)
+    return [j for j in jobs if not ns3_refusals(j)] if NS3 else jobs
 
 
 def runs_of(experiment):
@@ -61,13 +75,22 @@ def modules_of(wildcards):
 
 
 ALL_RUNS = [r for e in config["experiments"] for r in runs_of(e)]
+# On ns-3, an experiment's figure only when ns-3 runs all its points (a figure script expects them).
 FIGURES = [f"{RES}/report/generated/{e}.pdf" for e in config["experiments"]
-           if pathlib.Path(figure_script(e)).exists()]
+           if pathlib.Path(figure_script(e)).exists() and len(jobs_of(e)) == len(all_jobs_of(e))]
 CLAIMS = [f"{RES}/report/generated/claims_{c}.tex" for c in config["claims"]]
+# The ns-3 tree's runs that ns-3 refuses: (experiment, point, repetition, why), listed, not run.
+NS3_REFUSED = sorted((j["name"], j["point"], j["repetition"], "; ".join(ns3_refusals(j)))
+                     for e in config["experiments"] for j in all_jobs_of(e) if ns3_refusals(j)) if NS3 else []
+# Published / ns-3 / kernel columns for these claims files (--config compare_ns3=[tang]): the kernel
+# report's generated/ns3_compare_<claims>.tex from both trees' claims CSVs; run backend=ns3 first.
+NS3_COMPARE = [] if NS3 else [f"{RES}/report/generated/ns3_compare_{c}.tex" for c in config.get("compare_ns3") or []]
 
 
 rule all:
-    input: f"{RES}/report/report.pdf", f"{RES}/report/generated/point_labels.csv"
+    input:
+        f"{RES}/report/report.pdf", f"{RES}/report/generated/point_labels.csv",
+        [f"{RES}/refused.csv"] if NS3 else [],
 
 
 def run_job(wildcards):
@@ -134,7 +157,7 @@ rule run:
         vm=[ancient(VAGRANT_UP)] if BACKEND == "vagrant" else [],
     output: f"{RES}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json"
     log: f"{RES}/logs/{{experiment}}/{{point}}/rep{{rep}}.log"
-    threads: 1 if BACKEND == "uml" else workflow.cores   # native, vagrant: one dumbbell per host at a time
+    threads: 1 if BACKEND in ("uml", "ns3") else workflow.cores   # native, vagrant: one dumbbell per host at a time
     priority: lambda wildcards: int(bbrresources.expected_cpu_s(run_job(wildcards)))   # longest runs first
     resources:      # what a cluster job reserves (bbrlab/resources.py)
         mem_mb=lambda wildcards: bbrresources.mem_mb(run_job(wildcards), BACKEND),
@@ -145,6 +168,19 @@ rule run:
         + (f"--backend {BACKEND} " if BACKEND != "vagrant" else "")
         + (f"--kernel {KERNEL} " if BACKEND == "uml" else "")
         + "2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
+
+
+rule ns3_refused:
+    """backend=ns3: the configured runs ns-3 cannot run (variant congestion controls, captures, ...),
+    one line each with the reason; they are skipped, not failed."""
+    output: f"{RES}/refused.csv"
+    params: rows=NS3_REFUSED
+    run:
+        import csv
+        with open(output[0], "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["experiment", "point", "repetition", "reason"])
+            w.writerows(params.rows)
 
 
 rule vagrant_up:
@@ -273,12 +309,24 @@ rule summary_table:
     shell: f"Rscript analysis/summary.R {RES}/report/generated {{output}} {{input.papers}}"
 
 
+rule ns3_compare:
+    """Per claim: published value, ns-3 value and verdict, kernel value and verdict, with the claims
+    whose ns-3 and kernel verdicts differ marked (analysis/ns3_compare.R). The ns-3 tree's claims
+    come from `snakemake --config backend=ns3` (not built from here: a missing one stops this rule)."""
+    input:
+        kernel=f"{RES}/report/generated/claims_{{claims}}.tex",
+        ns3=f"results/{PROFILE}-ns3/report/generated/claims_{{claims}}.csv",
+        script="analysis/ns3_compare.R",
+    output: f"{RES}/report/generated/ns3_compare_{{claims}}.tex"
+    shell: f"Rscript {{input.script}} {RES}/report/generated/claims_{{wildcards.claims}}.csv {{input.ns3}} {{output}}"
+
+
 rule report:
     """latexmk on paper/report.tex and its parts paper/sections/, copied beside generated/."""
     input:
         tex="paper/report.tex",
         sections=sorted(str(p) for p in pathlib.Path("paper/sections").glob("*.tex")),
-        generated=FIGURES + CLAIMS + [f"{RES}/report/generated/{t}.tex" for t in ("fidelity", "testbed", "summary")],
+        generated=FIGURES + CLAIMS + NS3_COMPARE + [f"{RES}/report/generated/{t}.tex" for t in ("fidelity", "testbed", "summary")],
     output: f"{RES}/report/report.pdf"
     log: f"{RES}/logs/report.log"
     shell:
