@@ -1,0 +1,119 @@
+"""The pipeline's ns-3 switch (README "ns-3 backend"), short of running it: `--config
+backend=ns3` plans the configured runs ns-3 accepts into results/<profile>-ns3/ and none it
+refuses, with no kernel or module build; `compare_ns3` adds the published / ns-3 / kernel
+table to the kernel report; analysis/ns3_compare.R on constructed claims CSVs. Nothing runs."""
+import csv
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from bbrlab import spec
+from bbrlab.backends import ns3_backend
+from conftest import REPO
+
+needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
+CONFIG = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+
+
+def snakemake(*args, cwd=REPO):
+    return subprocess.run([sys.executable, "-m", "snakemake", "--nolock", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def configured_jobs():
+    for name in CONFIG["experiments"]:
+        paper = name.split("_", 1)[0]
+        yield from spec.expand(spec.load(REPO / "mininet" / "specs" / paper / f"{name}.yaml", profile="quick"))
+
+
+def run_json(tree, job):
+    return f"{tree}/runs/{job['name']}/{job['point']}/rep{job['repetition']}/run.json"
+
+
+def test_ns3_switch_plans_accepted_runs_into_their_own_tree_and_skips_refused_ones():
+    res = snakemake("-n", "-p", "--forcerun", "run", "--config", "backend=ns3")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    accepted, refused = [], []
+    for job in configured_jobs():
+        (refused if ns3_backend.refusals(job) else accepted).append(job)
+    assert accepted and refused     # e.g. the BBR variants' runs are refused
+    planned = set(re.findall(r"output: (results/\S+/run\.json)", out))
+    assert planned == {run_json("results/quick-ns3", j) for j in accepted}
+    for job in refused:
+        assert f"/{job['name']}/{job['point']}/rep{job['repetition']}/" not in out
+    assert "--out results/quick/runs" not in out and "--backend ns3" in out and "--kernel" not in out
+    assert "rule kernel:" not in out and "rule variant_module:" not in out
+    assert "results/quick-ns3/refused.csv" in out     # the skipped runs, listed by rule ns3_refused
+
+
+def test_kernel_plan_is_unchanged_and_compares_only_when_asked():
+    res = snakemake("-n", "-p", "--forcerun", "run")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    assert "quick-ns3" not in out and "ns3_compare" not in out and "--backend uml" in out
+    res = snakemake("-n", "-p", "--forcerun", "run", "ns3_compare", "--config", "compare_ns3=[tang]")
+    out = res.stdout + res.stderr
+    if (REPO / "results" / "quick-ns3" / "report" / "generated" / "claims_tang.csv").exists():
+        assert res.returncode == 0, out[-3000:]
+        assert ("Rscript analysis/ns3_compare.R results/quick/report/generated/claims_tang.csv "
+                "results/quick-ns3/report/generated/claims_tang.csv "
+                "results/quick/report/generated/ns3_compare_tang.tex") in out
+    else:   # the ns-3 tree is not built from the kernel pipeline: missing, it stops the plan
+        assert res.returncode != 0
+        assert "results/quick-ns3/report/generated/claims_tang.csv" in out
+
+
+CLAIM_COLS = ["id", "source", "text", "published", "unit", "kind", "op", "aggregate", "mean", "n",
+              "verdict", "strength", "profile", "reps"]
+
+
+def claims_csv(path, rows):
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(CLAIM_COLS)
+        w.writerows(rows)
+    return path
+
+
+@needs_r
+def test_compare_marks_a_disagreement_and_a_claim_missing_from_one_tree(tmp_path):
+    kernel = claims_csv(tmp_path / "kernel.csv", [
+        ["c-same", "Fig. 2", "BBR gets 9.12", "9.12", "Mbit/s", "exact", "", "", "9.0", "1", "reproduced", "marginal", "quick", "1"],
+        ["c-differ", "Table II", "BBR keeps 8.85", "8.85", "Mbit/s", "exact", "", "", "8.8", "1", "reproduced", "marginal", "quick", "1"],
+        ["c-kernel-only", "Fig. 5", "BBR 25 %", "25", "%", "bound", "<", "all", "20", "1", "reproduced", "marginal", "quick", "1"],
+    ])
+    ns3 = claims_csv(tmp_path / "ns3.csv", [
+        ["c-same", "Fig. 2", "BBR gets 9.12", "9.12", "Mbit/s", "exact", "", "", "9.1", "1", "reproduced", "marginal", "quick", "1"],
+        ["c-differ", "Table II", "BBR keeps 8.85", "8.85", "Mbit/s", "exact", "", "", "0.02", "1", "not reproduced", "marginal", "quick", "1"],
+    ])
+    out = tmp_path / "generated" / "ns3_compare_x.tex"
+    proc = subprocess.run(["Rscript", str(REPO / "analysis" / "ns3_compare.R"), str(kernel), str(ns3), str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    with out.with_suffix(".csv").open(newline="") as fh:
+        rows = {r["id"]: r for r in csv.DictReader(fh)}
+    assert list(rows) == ["c-same", "c-differ", "c-kernel-only"]
+    assert rows["c-differ"]["differ"] == "TRUE"
+    assert (rows["c-differ"]["ns3_verdict"], rows["c-differ"]["kernel_verdict"]) == ("not reproduced", "reproduced")
+    assert rows["c-same"]["differ"] == "FALSE"
+    assert rows["c-kernel-only"]["ns3_verdict"] == "not run" and rows["c-kernel-only"]["differ"] == "FALSE"
+    tex = out.read_text()
+    body = [line for line in tex.splitlines() if line.endswith("\\\\") and "``" in line]
+    assert len(body) == 3
+    differ_line = next(line for line in body if "BBR keeps 8.85" in line)
+    assert differ_line.rstrip("\\ ").endswith("$\\neq$")
+    assert "0.02\\newline not reproduced" in differ_line and "8.80\\newline reproduced" in differ_line
+    kernel_only = next(line for line in body if "BBR 25" in line)
+    assert "--\\newline not run" in kernel_only and "$\\neq$" not in kernel_only
+    assert "$\\neq$" not in next(line for line in body if "BBR gets 9.12" in line)
+    assert "Verdicts differ on 1 of 3 claims." in tex
+    # the ns-3 tree not there at all: every claim not run on ns-3, none marked
+    proc = subprocess.run(["Rscript", str(REPO / "analysis" / "ns3_compare.R"), str(kernel),
+                           str(tmp_path / "absent.csv"), str(out)], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "$\\neq$ &" not in out.read_text() and "Verdicts differ on 0 of 3 claims." in out.read_text()
