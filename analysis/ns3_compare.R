@@ -93,7 +93,7 @@ side_note <- function(t, label, verdicts) {
 }
 note <- paste(
   "Published: the paper's value or bound; ns-3: Debian's ns-3 (\\texttt{TcpBbr}, \\texttt{TcpCubic})",
-  "running the same specs (\\texttt{--config backend=ns3}); kernel: Linux~6.1 in the emulated testbed.",
+  "running the same specs (\\texttt{-{}-config backend=ns3}); kernel: Linux~6.1 in the emulated testbed.",
   "Each cell: the measured value in the claim's terms (as in the claims table), then the verdict by the",
   "same rule. $\\neq$: the two verdicts differ, both sides having run the claim;",
   "not run: no valid run there (e.g. a run ns-3 refuses).",
