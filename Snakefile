@@ -58,7 +58,7 @@ def ns3_refusals(job):
 
 def jobs_of(experiment):
     """The experiment's runs this backend runs: on ns-3, those it accepts (the others are
-    skipped and listed in {RES}/refused.csv, rule ns3_refused)."""
+    skipped and listed in results/<profile>-ns3/refused.csv, rule ns3_refused)."""
     jobs = all_jobs_of(experiment)
     return [j for j in jobs if not ns3_refusals(j)] if NS3 else jobs
 
