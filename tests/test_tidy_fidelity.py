@@ -122,7 +122,8 @@ def test_real_run_passes_and_a_misconfigured_one_fails(run):
     verdict = fidelity.evaluate(run_dir, job, data)
     assert verdict["valid"], verdict
     names = {c["name"] for c in verdict["checks"]}
-    assert names == {"base_rtt", "bottleneck_rate", "guest_cpu", "timer_lateness", "sender_decoupled"}
+    assert names == {"base_rtt", "bottleneck_rate", "guest_cpu", "timer_lateness", "sender_decoupled",
+                     "socket_buffers"}
     wrong = copy.deepcopy(job)
     wrong["flows"][1]["rtt_ms"] = 48.5               # the path really had 50 ms
     wrong["bottleneck"]["rate_mbps"] = 90             # and the link really ran at 100

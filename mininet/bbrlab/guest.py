@@ -217,6 +217,17 @@ def tune_tcp_memory(job: dict, db) -> list:
     return applied
 
 
+def record_socket_limits(db, raw: pathlib.Path) -> None:
+    """The receivers' tcp_rmem and tcp_adv_win_scale as the flows will see them (raw/socket_limits.json):
+    the ceiling of an advertised window, for fidelity.py's socket_buffers check."""
+    out = []
+    for i, node in enumerate(db.receivers, 1):
+        rmem = [int(x) for x in sh(["sysctl", "-n", "net.ipv4.tcp_rmem"], node).split()]
+        scale = int(sh(["sysctl", "-n", "net.ipv4.tcp_adv_win_scale"], node))
+        out.append({"flow": i, "tcp_rmem": rmem, "tcp_adv_win_scale": scale})
+    (raw / "socket_limits.json").write_text(json.dumps(out, indent=1))
+
+
 def measure_base_rtt(db, job: dict, raw: pathlib.Path) -> None:
     """Ping every path (in parallel) before any traffic; output kept for fidelity.py."""
     procs = []
@@ -339,6 +350,7 @@ def main(run_dir: str) -> int:
     db = topology.build(n, job["switch"], job["mtu_bytes"])
     try:
         applied = tune_tcp_memory(job, db) + configure(db, job)
+        record_socket_limits(db, raw)
         timings["setup_s"] = round(time.time() - t_start, 3)
         log("measuring base RTT of each path")
         measure_base_rtt(db, job, raw)
