@@ -36,9 +36,9 @@ bottom <- u22_sweep_figure(E, a, function(r, warmup_s) {
          value = c(cubic_sending_mbps(r, 1, window = w), cubic_model_mbps(r, 2, window = w),
                    fca_estimate_mbps(r, 2, window = w)),
          series = c("measured", "model (Eqs. 4-8)", "bbr_fca module's estimate"),
-         panel = sprintf("Fig. 5: estimated by the %s flow, 20 ms one way", u22_cc(r)))
+         panel = sprintf("Fig. 5: %s flow's estimate, 20 ms", u22_cc(r)))
 }, "Buffer size (BDP)", "CUBIC sending rate (Mbit/s)",
 "Fig. 5 (and its BBR-FCA counterpart): the CUBIC flow's measured rate and the model fed from the BBR-type flow's loss episodes",
-panel_levels = c("Fig. 5: estimated by the BBR flow, 20 ms one way"),
+panel_levels = c("Fig. 5: BBR flow's estimate, 20 ms"),
 x_log2 = TRUE, save = FALSE)
 save_figure(list(top, bottom), a$out_pdf, 6.5, 8.5, heights = c(1.35, 1))
