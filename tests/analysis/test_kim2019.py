@@ -196,7 +196,6 @@ def test_figure_scripts(tree, tmp_path, figure):
     render_figure(FIG_DIR / f"{figure}.R", tree / "runs" / figure, tmp_path / "fig" / f"{figure}.pdf", 10)
 
 
-
 def test_kim2019_experiments_are_wired():
     """Every kim2019 spec has its figure script; the paper is wired into the shared files."""
     assert set(FIGURES) == set(EXPERIMENTS)

@@ -266,7 +266,6 @@ def test_flow_sums_with_single_samples_and_probe_rtt_without_a_common_episode():
     assert got["pcwnd"] == 4
 
 
-
 def test_claims_file_tang(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
@@ -324,7 +323,6 @@ def test_every_experiment_has_a_figure_script():
 @pytest.mark.parametrize("figure", FIGURES)
 def test_figure_scripts(tree, tmp_path, figure):
     render_figure(FIG_DIR / f"{figure}.R", tree / "runs" / figure, tmp_path / "fig" / f"{figure}.pdf", 10)
-
 
 
 def test_specs_validate():

@@ -305,7 +305,6 @@ def test_retransmissions_of_one_loss_merge_into_one_episode(tmp_path):
     assert got["s"] == pytest.approx(10.0 + 120 * MSS * 8 / 20 / 1e6, rel=1e-3)
 
 
-
 def test_claims_file_utsumi2022(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
@@ -358,7 +357,6 @@ def test_every_experiment_has_a_figure_script():
 def test_figure_scripts(tree, tmp_path, figure):
     root, _ = tree
     render_figure(FIG_DIR / f"{figure}.R", root / "runs" / figure, tmp_path / "fig" / f"{figure}.pdf", 10)
-
 
 
 def test_specs_validate():

@@ -225,7 +225,6 @@ def test_convergence_never_reached_is_na(tmp_path):
     assert got["c"] in ("NA", None)
 
 
-
 def test_claims_file_yang2019(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
@@ -262,7 +261,6 @@ FIGURES = sorted(p.stem for p in FIG_DIR.glob("yang2019_*.R"))
 @pytest.mark.parametrize("figure", FIGURES)
 def test_figure_scripts(tree, tmp_path, figure):
     render_figure(FIG_DIR / f"{figure}.R", tree / "runs" / figure, tmp_path / "fig" / f"{figure}.pdf", 10)
-
 
 
 def test_yang2019_experiments_are_wired():
