@@ -77,11 +77,11 @@ def modules_of(wildcards):
 ALL_RUNS = [r for e in config["experiments"] for r in runs_of(e)]
 # On ns-3, an experiment's figure only when ns-3 runs all its points (a figure script expects them).
 FIGURES = [f"{RES}/report/generated/{e}.pdf" for e in config["experiments"]
-           if pathlib.Path(figure_script(e)).exists() and len(jobs_of(e)) == len(all_jobs_of(e))]
+           if pathlib.Path(figure_script(e)).exists() and (not NS3 or len(jobs_of(e)) == len(all_jobs_of(e)))]
 CLAIMS = [f"{RES}/report/generated/claims_{c}.tex" for c in config["claims"]]
 # The ns-3 tree's runs that ns-3 refuses: (experiment, point, repetition, why), listed, not run.
-NS3_REFUSED = sorted((j["name"], j["point"], j["repetition"], "; ".join(ns3_refusals(j)))
-                     for e in config["experiments"] for j in all_jobs_of(e) if ns3_refusals(j)) if NS3 else []
+NS3_REFUSED = sorted((j["name"], j["point"], j["repetition"], "; ".join(why))
+                     for e in config["experiments"] for j in all_jobs_of(e) if (why := ns3_refusals(j))) if NS3 else []
 # Published / ns-3 / kernel columns for these claims files (--config compare_ns3=[tang]): the kernel
 # report's generated/ns3_compare_<claims>.tex from both trees' claims CSVs; run backend=ns3 first.
 NS3_COMPARE = [] if NS3 else [f"{RES}/report/generated/ns3_compare_{c}.tex" for c in config.get("compare_ns3") or []]
