@@ -169,3 +169,20 @@ def test_zipped_sweep_values_must_match_the_paths():
     assert "sweep.flows.1.rtt_ms+flows.2.rtt_ms" in message and "not a list of 2 values" in message
     message = error_of(dict(BASE, sweep={"flows.1.rtt_ms+flows.9.rtt_ms": [[5, 10]]}))
     assert "flows.9.rtt_ms does not name a field" in message
+
+
+def test_socket_and_queue_intervals_each_keep_their_own_spacing():
+    """The sampler samples sockets every sample_interval_s and the queue every queue_sample_interval_s,
+    also when one is not a multiple of the other (20-ms sockets beside the 50-ms default queue
+    interval: both on a 10-ms grid, not the sockets rounded to the queue's 50 ms)."""
+    from bbrlab import guest
+    grid = lambda **kw: guest.sampler_grid(spec.expand(resolve(**kw))[0])
+    assert grid(sample_interval_s=0.02) == (0.01, 2, 5)
+    assert grid() == (0.05, 2, 1)                                   # the defaults: 0.1 and 0.05
+    assert grid(sample_interval_s=0.01, queue_sample_interval_s=0.01) == (0.01, 1, 1)
+    assert grid(sample_interval_s=0.03, queue_sample_interval_s=0.02) == (0.01, 3, 2)
+
+
+def test_sample_intervals_are_whole_milliseconds():
+    assert "sample_interval_s: 0.0125 is not a whole number of milliseconds" in error_of(
+        spec.deep_merge(BASE, {"sample_interval_s": 0.0125}))

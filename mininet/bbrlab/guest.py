@@ -23,6 +23,7 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
 Exit status 0 on success; anything else is a failed run.
 """
 import json
+import math
 import os
 import pathlib
 import signal
@@ -240,15 +241,24 @@ def measure_base_rtt(db, job: dict, raw: pathlib.Path) -> None:
         out.close()
 
 
+def sampler_grid(job: dict) -> tuple:
+    """(tick_s, socket every, queue every): the sampler wakes on one grid of tick_s, the largest
+    whole number of milliseconds dividing both intervals, and samples sockets every `socket every`
+    and the queue every `queue every` ticks, so each is sampled at exactly the spec's interval
+    (0.02 and 0.05 s: a 10-ms grid, every 2nd and every 5th tick)."""
+    sock_ms, queue_ms = (round(job[k] * 1000) for k in ("sample_interval_s", "queue_sample_interval_s"))
+    tick_ms = math.gcd(sock_ms, queue_ms)
+    return tick_ms / 1000, sock_ms // tick_ms, queue_ms // tick_ms
+
+
 def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
     """Start the single sampler process and wait until its readers are open."""
-    tick = job["queue_sample_interval_s"]
-    every = max(1, round(job["sample_interval_s"] / tick))
+    tick, every, queue_every = sampler_grid(job)
     config = {"until": until, "tick_s": tick,
               "sockets": [{"netns_pid": node.pid, "ports": [traffic.port(f["flow"])], "every": every,
                            "out": str(raw / f"sockets_{node.name}.jsonl")}
                           for i, f in enumerate(job["flows"]) for node in (db.senders[i], db.receivers[i])],
-              "qdisc": {"dev": db.bottleneck_intf, "out": str(raw / "qdisc.jsonl"), "every": 1},
+              "qdisc": {"dev": db.bottleneck_intf, "out": str(raw / "qdisc.jsonl"), "every": queue_every},
               "cpu": {"out": str(raw / "cpu.jsonl"), "every": max(1, round(0.5 / tick))}}
     (raw / "samplers.json").write_text(json.dumps(config, indent=1))
     proc = subprocess.Popen([sys.executable, "-m", "bbrlab.samplers", str(raw / "samplers.json")],

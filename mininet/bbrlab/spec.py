@@ -156,6 +156,10 @@ def validate(spec: dict, source="spec") -> None:
             _fail(source, ["bottleneck", "aqm", "min_bytes"], "must be smaller than max_bytes")
     elif set(aqm) - {"kind"}:
         _fail(source, ["bottleneck", "aqm"], f"droptail takes no parameters (got {sorted(set(aqm) - {'kind'})})")
+    for key in ("sample_interval_s", "queue_sample_interval_s"):
+        if key in spec and abs(spec[key] * 1000 - round(spec[key] * 1000)) > 1e-6:
+            _fail(source, [key], f"{spec[key]} is not a whole number of milliseconds (the sampler's grid"
+                  " is the largest whole millisecond dividing both sample intervals)")
     duration = spec["duration_s"]
     for i, flow in enumerate(spec["flows"]):
         start, stop = flow.get("start_s", 0), flow.get("stop_s", duration)
