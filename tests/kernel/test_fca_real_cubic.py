@@ -6,13 +6,15 @@ CUBIC flows of the Linux kernel on the testbed, recorded by the probes bench/pro
 (one flow, 100 Mbit/s, 10-ms RTT, 1 BDP: windows of 115-166 packets, CUBIC's Reno-friendly region)
 and bench/probes/cubic_phases_4bdp.yaml (two flows, 40-ms RTT, 4 BDP, Utsumi & Hasegawa's Fig. 4
 setting at a buffer the paper calls large enough for its model: the cubic region). The fixtures
-tests/fixtures/cubic_traces/*.csv.xz hold each flow's socket samples (every 20 ms): time, smoothed
-RTT, bytes acknowledged, retransmissions, MSS (bench/cubic_trace_fixture.py wrote them from the
-probes' tidy/tcp.csv).
+tests/fixtures/cubic_traces/*.csv.xz hold each flow's socket samples (every 20 ms): time, TCP's
+congestion-avoidance state, smoothed RTT, bytes acknowledged, retransmissions, MSS
+(bench/cubic_trace_fixture.py wrote them from the probes' raw socket samples).
 
-What the module would see, read from a trace: a loss episode begins where retrans_total steps up
-(midway between the two samples) and lasts one smoothed RTT (a recovery; episodes that overlap are
-one); a congestion-avoidance phase runs from the end of one episode to the start of the next. For
+What the module would see, read from a trace: the module times a loss episode from the
+connection's entry into Recovery (or Loss) to its return to Open, and a congestion-avoidance phase
+from one episode's end to the next one's start. In the trace an episode is a run of samples in
+Recovery or Loss (ca_state 3 or 4), from midway after the last sample before it to midway before
+the first sample after it (so each boundary is known to 10 ms, against phases of 1.6 s and more). For
 every 8 consecutive phases (the module keeps the last 8) the module's own fixed-point code
 (kernel/variants/bbr_fca_math.h, compiled by kernel/tests/harness.c) gives t_fc and t_nfc (moving
 mean +- deviation) and Eq. 8's rate from them, the mean recovery and the mean smoothed RTT over the
@@ -48,23 +50,25 @@ def load_trace(name):
     flows = {}
     for row in csv.DictReader(io.StringIO(text)):
         flows.setdefault(int(row["flow"]), []).append(
-            {"t": float(row["t_s"]), "srtt": float(row["rtt_ms"]) / 1e3, "acked": int(row["bytes_acked"]),
-             "retrans": int(row["retrans_total"]), "mss": int(row["mss_bytes"])})
+            {"t": float(row["t_s"]), "ca": int(row["ca_state"]), "srtt": float(row["srtt_ms"]) / 1e3,
+             "acked": int(row["bytes_acked"]), "retrans": int(row["retrans_total"]), "mss": int(row["mss_bytes"])})
     return {f: sorted(rows, key=lambda r: r["t"]) for f, rows in flows.items()}
 
 
+RECOVERY = (3, 4)                                           # TCP_CA_Recovery, TCP_CA_Loss
+
+
 def loss_episodes(rows):
-    """[(start, end)]: a retransmission counted between two samples starts an episode midway between
-    them; it lasts one smoothed RTT; overlapping episodes merge."""
+    """[[start, end]] of every run of samples in Recovery or Loss, each boundary midway between the
+    last sample outside and the first inside (and back)."""
     eps = []
     for a, b in zip(rows, rows[1:]):
-        if b["retrans"] > a["retrans"]:
-            start = (a["t"] + b["t"]) / 2
-            if eps and start <= eps[-1][1]:
-                eps[-1][1] = max(eps[-1][1], start + b["srtt"])
-            else:
-                eps.append([start, start + b["srtt"]])
-    return eps
+        mid = (a["t"] + b["t"]) / 2
+        if b["ca"] in RECOVERY and a["ca"] not in RECOVERY:
+            eps.append([mid, None])
+        elif a["ca"] in RECOVERY and b["ca"] not in RECOVERY and eps:
+            eps[-1][1] = mid
+    return [e for e in eps if e[1] is not None]
 
 
 def sending_rate(rows, lo, hi):
@@ -146,9 +150,10 @@ def test_real_cubic_phases_catch_the_reviews_mutations(mutation, tmp_path):
 
 
 def test_episode_reading():
-    """Two retransmissions 10 ms apart within one RTT make one episode; one later makes a second."""
-    rows = [{"t": t, "srtt": 0.02, "acked": 0, "retrans": n, "mss": 1448}
-            for t, n in ((0.0, 0), (0.02, 1), (0.04, 2), (0.06, 2), (1.0, 2), (1.02, 3))]
+    """Two samples in Recovery make one episode, a later one in Loss another; the phase between them
+    runs from the first's end to the second's start."""
+    states = [(0.0, 0), (0.02, 3), (0.04, 3), (0.06, 0), (1.0, 0), (1.02, 4), (1.04, 0)]
+    rows = [{"t": t, "ca": ca, "srtt": 0.02, "acked": 0, "retrans": 0, "mss": 1448} for t, ca in states]
     eps = loss_episodes(rows)
     assert [(round(a, 3), round(b, 3)) for a, b in eps] == [(0.01, 0.05), (1.01, 1.03)]
     assert math.isclose(eps[1][0] - eps[0][1], 0.96)
