@@ -251,9 +251,8 @@ def job_of(text, **changes):
 
 
 @pytest.mark.parametrize("changes,field", [
-    ({"flows": [{"cc": "bbq", "rtt_ms": 10, "module_params": {"alpha_us": 3000}}]}, "flows.1.cc"),
-    ({"flows": [{"cc": "bbq", "rtt_ms": 10, "module_params": {"alpha_us": 3000}}]}, "flows.1.module_params"),
-    ({"flows": [{"cc": "bbr", "rtt_ms": 10}, {"cc": "bbr_e", "rtt_ms": 20}]}, "flows.2.cc"),
+    ({"flows": [{"cc": "bbr_fca", "rtt_ms": 10, "module_params": {"recent_pct": 200}}]}, "flows.1.cc"),
+    ({"flows": [{"cc": "bbr", "rtt_ms": 10}, {"cc": "bbq_drain", "rtt_ms": 20}]}, "flows.2.cc"),
     ({"bottleneck": {"aqm": {"kind": "red", "min_bytes": 30000, "max_bytes": 90000, "probability": 0.02,
                              "ecn": True}}}, "bottleneck.aqm.ecn"),
     ({"capture": "bottleneck"}, "capture"),
@@ -284,10 +283,10 @@ def test_what_ns3_can_do_is_accepted():
 @needs_ns3
 def test_variant_is_refused_before_anything_runs(program, tmp_path):
     bad = write_spec(tmp_path / "bad.yaml", TWO_BBR.replace("{cc: bbr, rtt_ms: 50}",
-                                                            "{cc: bbq, rtt_ms: 50, module_params: {alpha_us: 3000}}"))
+                                                            "{cc: bbr_fca, rtt_ms: 50, module_params: {recent_pct: 300}}"))
     res = cli("run", bad, "--out", tmp_path / "out", "--backend", "ns3")
     assert res.returncode == 3, res.stdout + res.stderr
-    assert "flows.2.cc: 'bbq'" in res.stderr and "nothing was run" in res.stderr
+    assert "flows.2.cc: 'bbr_fca'" in res.stderr and "nothing was run" in res.stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -85,7 +85,9 @@ def find_native(names: list) -> pathlib.Path:
 def for_job(job: dict, backend: str) -> list:
     """[{"name", "path", "params"}] of the variants a run uses, ready for guest.load_modules()."""
     names = needed([job])
-    if not names:
+    if not names or backend == "ns3":
+        # ns-3 has no kernel modules: its program has the variants compiled in
+        # (backends/ns3/bbr_variants.h) and gets their parameters in raw/ns3.conf
         return []
     directory = build(names) if backend == "uml" else find_native(names)
     return [{"name": n, "path": str((directory / f"{n}.ko").resolve()), "params": params_of(job, n)}

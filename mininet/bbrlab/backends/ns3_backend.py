@@ -45,10 +45,21 @@ docs/tidy-data.md):
                             rtt_ms/2 for packets entering it from then on
     access_rate_mbps        that access link's rate (default 10 Gbit/s), behind
                             ns-3's default queue disc (pfifo_fast, 1000 packets)
-    cc                      bbr -> TcpBbr, cubic -> TcpCubic, reno -> TcpLinuxReno
+    cc                      bbr -> TcpBbr, cubic -> TcpCubic, reno -> TcpLinuxReno;
+                            bbq, adaptive_bbr, bbr_e -> the project's BBR v1
+                            (ns3/bbr_v1.h, after Linux 6.1's tcp_bbr.c) with the
+                            kernel patch's change (ns3/bbr_variants.h), deciding
+                            with the kernel modules' own kernel/variants/*_math.h
+    module_params           a variant's parameters, the defaults of variants.yaml
+                            filled in (flow.<i>.param.<name>); the spec check
+                            range-checks them as for the kernel. adaptive_bbr's
+                            inflight_departed: ns-3 paces inside TCP, so every
+                            segment in flight has departed and 0 and 1 count
+                            the same segments
     sender_qdisc            fq: every flow paced at its socket's pacing rate
                             (ns-3's TCP pacing, with Linux's 200 %/120 % ratios
-                            for non-BBR flows); none: only BBR paces itself
+                            for non-BBR flows); none: only BBR and its variants
+                            pace themselves
     delayed_ack             true: ns-3's delayed ACKs (every 2nd segment, the
                             timer at Linux's 40-ms minimum instead of ns-3's
                             200 ms); false: an ACK for every segment
@@ -69,12 +80,27 @@ TCP otherwise as Linux 6.1 where ns-3 has the switch: initial window 10, SACK,
 window scaling, PRR recovery, 200-ms minimum RTO, socket buffers large enough
 for the run's window (units.window_bytes) so the network bounds the flows.
 
+Why the variants run on the project's own BBR and not on ns-3's TcpBbr:
+TcpBbr (3.37) keeps its state private and its methods non-virtual, so no
+subclass can change when a probing phase ends (bbq) or which gain PROBE_BW
+uses (adaptive_bbr, bbr_e); and the *_math.h functions take Linux's units
+(packets/us << 24, gains << 8), which the project's BBR keeps. `cc: bbr` stays
+ns-3's own TcpBbr (the model ns-3 papers used); the same run with bbq and
+alpha_us above every min_rtt is the project's BBR unchanged (rho = min_rtt
+by definition), the baseline for a variant's effect within one implementation.
+Where the project's BBR differs from Linux's is listed in ns3/bbr_v1.h.
+
 Refused before the run (check_job, so `bbrlab run` boots nothing for any run
-of the spec), naming the field: congestion controls other than bbr, cubic
-and reno (the project's variants bbq, bbr_e, adaptive_bbr, bbr_fca, ... exist
-only as Linux kernel modules), module_params, aqm ecn, capture,
-snapshot_at_s, offloads: on, rtt_on other than ingress/sender, a burst_bytes
-other than the default.
+of the spec), naming the field: congestion controls other than bbr, cubic,
+reno, bbq, adaptive_bbr and bbr_e (bbq_drain and bbr_fca exist only as
+Linux kernel modules), module_params a variant does not accept, aqm ecn,
+capture, snapshot_at_s, offloads: on, rtt_on other than ingress/sender, a
+burst_bytes other than the default.
+
+Tests may ask for per-ACK records of the project's BBR (Ns3Backend(cc_trace=
+True): raw/cc_trace_<i>.csv with mode, gains, min_rtt, RTT and delivery-rate
+samples, the bandwidth estimate and the variant's decision); they are not
+part of the tidy data.
 
 The compile flags are spelled out (CXXFLAGS, LIBS): Debian's ns3-*.pc files
 give a broken include flag (`-I/usr` followed by a backslash and a semicolon).
@@ -89,18 +115,28 @@ import shutil
 import subprocess
 import time
 
-from .. import traffic, units
+from .. import traffic, units, variants
 from . import BackendError, GuestResult, tethered
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 SOURCE = pathlib.Path(__file__).resolve().with_name("ns3") / "dumbbell.cc"
+# The headers the program includes from the project: the project's BBR and its variants
+# (backends/ns3/) and the variants' decision functions the kernel modules include
+# (kernel/variants/*_math.h, with the host tests' kernel shim kernel/tests/kshim.h).
+KERNEL_DIR = REPO / "kernel"
+INCLUDE_DIRS = [SOURCE.parent, KERNEL_DIR / "variants", KERNEL_DIR / "tests"]
+HEADERS = [SOURCE.parent / "bbr_v1.h", SOURCE.parent / "bbr_variants.h", SOURCE.parent / "kernel_math.h",
+           KERNEL_DIR / "tests" / "kshim.h", KERNEL_DIR / "variants" / "bbq_math.h",
+           KERNEL_DIR / "variants" / "adaptive_bbr_math.h", KERNEL_DIR / "variants" / "bbr_e_math.h"]
 BUILD_DIR = REPO / "build" / "ns3"
 HEADER = pathlib.Path("/usr/include/ns3/tcp-bbr.h")
 CXX = os.environ.get("CXX", "g++")
 CXXFLAGS = ["-std=c++17", "-O2", "-I/usr/include"]
 LIBS = ["-lns3-internet-apps", "-lns3-applications", "-lns3-traffic-control", "-lns3-point-to-point",
         "-lns3-internet", "-lns3-network", "-lns3-core"]
-CONGESTION_CONTROLS = {"bbr": "ns3::TcpBbr", "cubic": "ns3::TcpCubic", "reno": "ns3::TcpLinuxReno"}
+CONGESTION_CONTROLS = {"bbr": "ns3::TcpBbr", "cubic": "ns3::TcpCubic", "reno": "ns3::TcpLinuxReno",
+                       "bbq": "bbrlab::Bbq", "adaptive_bbr": "bbrlab::AdaptiveBbr", "bbr_e": "bbrlab::BbrE"}
+VARIANTS = ("bbq", "adaptive_bbr", "bbr_e")    # the project's BBR v1 with the kernel patches' changes
 RTT_PLACEMENTS = ("ingress", "sender")
 FAST_LINK_BPS = 10e9          # links other than the bottleneck and a shaped access link
 PINGS, PING_INTERVAL_S = 7, 0.1  # at least: they go on until the slowest path's replies are in
@@ -129,9 +165,12 @@ def refusals(job: dict) -> list:
         where = f"flows.{flow['flow']}"
         if flow["cc"] not in CONGESTION_CONTROLS:
             out.append(f"{where}.cc: {flow['cc']!r} is not available in ns-3 (it has "
-                       f"{', '.join(CONGESTION_CONTROLS)}; the project's BBR variants are Linux kernel modules)")
-        if flow.get("module_params"):
-            out.append(f"{where}.module_params: {flow['module_params']} (kernel module parameters; ns-3 has none)")
+                       f"{', '.join(CONGESTION_CONTROLS)}; the other variants exist only as Linux kernel modules)")
+        elif flow.get("module_params") and flow["cc"] not in VARIANTS:
+            out.append(f"{where}.module_params: {flow['module_params']} ({flow['cc']} has no parameters)")
+        elif flow.get("module_params"):
+            for param, reason in variants.param_problems(flow["cc"], flow["module_params"]):
+                out.append(f"{where}.module_params{'.' + param if param else ''}: {reason}")
     bn = job["bottleneck"]
     if bn["aqm"]["kind"] not in ("droptail", "red"):
         out.append(f"bottleneck.aqm.kind: {bn['aqm']['kind']!r} (this backend has droptail and red)")
@@ -194,6 +233,16 @@ def lead_s(job: dict) -> float:
     return round(ping_stop_s(job) + 0.1, 3)
 
 
+def variant_params(flow: dict) -> dict:
+    """A variant flow's module parameters with the defaults of variants.yaml filled in
+    (every one, so the program needs no defaults of its own); {} for the others."""
+    if flow["cc"] not in VARIANTS:
+        return {}
+    params = {name: p["default"] for name, p in variants.parameters(flow["cc"]).items()}
+    params.update(flow.get("module_params") or {})
+    return {name: int(value) for name, value in params.items()}
+
+
 def config_lines(job: dict, out_dir: pathlib.Path) -> list:
     """raw/ns3.conf: what dumbbell.cc reads (key=value)."""
     bn = job["bottleneck"]
@@ -216,6 +265,7 @@ def config_lines(job: dict, out_dir: pathlib.Path) -> list:
         k = f"flow.{f['flow']}."
         conf.update({k + "cc": f["cc"], k + "rtt_ms": f["rtt_ms"], k + "start_s": f["start_s"],
                      k + "stop_s": f["stop_s"], k + "access_rate_bps": (f.get("access_rate_mbps") or 0) * 1e6})
+        conf.update({f"{k}param.{name}": value for name, value in variant_params(f).items()})
     conf["changes"] = len(job.get("changes", []))
     for k, change in enumerate(job.get("changes", []), 1):
         conf.update({f"change.{k}.at_s": change["at_s"], f"change.{k}.flow": change["flow"],
@@ -226,17 +276,23 @@ def config_lines(job: dict, out_dir: pathlib.Path) -> list:
 class Ns3Backend:
     name = "ns3"
 
-    def __init__(self, build_dir=None, **_ignored):
+    def __init__(self, build_dir=None, cc_trace=False, **_ignored):
         self.build_dir = pathlib.Path(build_dir or BUILD_DIR)
         self.program = self.build_dir / "dumbbell"
+        # per-ACK records of the project's BBR and its variants (raw/cc_trace_<i>.csv: mode,
+        # gains, min_rtt, the variant's decision); for tests, not part of the tidy data
+        self.cc_trace = cc_trace
 
     # ------------------------------------------------------------------ the program
     def _compile_command(self, output) -> list:
-        return [CXX, *CXXFLAGS, "-o", str(output), str(SOURCE), *LIBS]
+        return [CXX, *CXXFLAGS, *(f"-I{d}" for d in INCLUDE_DIRS), "-o", str(output), str(SOURCE), *LIBS]
 
     def build_key(self) -> str:
-        """Hash of what the program is built from: source, compile command, installed ns-3."""
+        """Hash of what the program is built from: source, the project's headers, compile
+        command, installed ns-3."""
         h = hashlib.sha256(SOURCE.read_bytes())
+        for header in HEADERS:
+            h.update(header.read_bytes())
         h.update(" ".join(self._compile_command("OUT")).encode())
         h.update(str(ns3_version()).encode())
         return h.hexdigest()
@@ -291,7 +347,7 @@ class Ns3Backend:
         raw = run_dir / "raw"
         raw.mkdir(exist_ok=True)
         conf = raw / "ns3.conf"
-        conf.write_text("\n".join(config_lines(job, raw)) + "\n")
+        conf.write_text("\n".join(config_lines(job, raw) + (["cc_trace=1"] if self.cc_trace else [])) + "\n")
         console = raw / "console.log"
         # The simulation's cost grows with the packets it moves, and faster than they do
         # (measured, 10 s of two flows: 0.23 host CPU-s per simulated s at 100 Mbit/s,

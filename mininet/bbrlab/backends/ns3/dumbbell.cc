@@ -46,6 +46,9 @@
 #include <string>
 #include <vector>
 
+// after every system and ns-3 header (kernel_math.h defines, then drops, min/max macros)
+#include "bbr_variants.h"
+
 using namespace ns3;
 
 namespace
@@ -117,6 +120,8 @@ struct SenderState
     Ptr<TcpSocketState> tcb;
     std::function<double()> pacingGain;  // empty unless BBR
     std::function<double()> cwndGain;
+    std::function<uint64_t()> bw;        // empty unless the project's BBR (variants): bytes/s
+    std::function<uint32_t()> minRttUs;
     bool haveRtt = false;
     double srttUs = 0;    // RFC 6298 smoothing of ns-3's per-ACK RTT samples
     double rttvarUs = 0;
@@ -352,6 +357,7 @@ struct Flow
     uint64_t lastAcked = 0, lastReceived = 0;
     FILE* sndOut = nullptr;
     FILE* rcvOut = nullptr;
+    FILE* ccTrace = nullptr;
     std::vector<double> pings;
 };
 
@@ -428,8 +434,14 @@ SampleSockets()
                 info << ",\"min_rtt\":" << tcb.m_minRtt.GetMicroSeconds();
             std::ostringstream bbr;
             if (s.pacingGain)
-                bbr << ",\"bbr\":{\"pacing_gain\":" << s.pacingGain()
-                    << ",\"cwnd_gain\":" << s.cwndGain() << "}";
+            {
+                bbr << ",\"bbr\":{\"pacing_gain\":" << s.pacingGain() << ",\"cwnd_gain\":" << s.cwndGain();
+                // the project's BBR gives what the kernel's bbr_info gives (bit 0 of the
+                // bandwidth is bbq's flag, as in its module)
+                if (s.bw)
+                    bbr << ",\"bw_bytes_per_s\":" << s.bw() << ",\"min_rtt_us\":" << s.minRttUs();
+                bbr << "}";
+            }
             std::fprintf(f.sndOut,
                          "{\"src\":\"%s\",\"sport\":%u,\"dst\":\"%s\",\"dport\":%u,\"state\":\"%s\","
                          "\"cc\":\"%s\",\"info\":{%s}%s}",
@@ -495,9 +507,46 @@ MakeObserved(SenderState* s)
     return cc;
 }
 
+// A variant of the project's BBR, observed: its gains and bbr_info's bandwidth and
+// min_rtt for the sampler, its per-ACK records into `trace` (or none).
+template <class V>
 Ptr<TcpCongestionOps>
-MakeCongestionControl(const std::string& name, SenderState* s)
+MakeVariant(const std::string& name, SenderState* s, const bbrlab::VariantParams& params, FILE* trace)
 {
+    Ptr<Observed<V>> cc = CreateObject<Observed<V>>();
+    cc->obs = s;
+    std::string problems = cc->Configure(params);
+    if (!problems.empty())
+    {
+        std::fprintf(stderr, "dumbbell: %s's parameters:%s\n", name.c_str(), problems.c_str());
+        std::exit(2);
+    }
+    cc->trace = trace;
+    V* raw = PeekPointer(cc);
+    s->pacingGain = [raw]() { return raw->PacingGain() / 256.0; };
+    s->cwndGain = [raw]() { return raw->CwndGain() / 256.0; };
+    s->bw = [raw]() { return raw->BwBytesPerSec(); };
+    s->minRttUs = [raw]() { return raw->MinRttUs(); };
+    return cc;
+}
+
+// The congestion controls that pace themselves, as BBR does in Linux without fq.
+bool
+PacesItself(const std::string& name)
+{
+    return name == "bbr" || name == "bbq" || name == "adaptive_bbr" || name == "bbr_e";
+}
+
+Ptr<TcpCongestionOps>
+MakeCongestionControl(const std::string& name, SenderState* s, const bbrlab::VariantParams& params,
+                      FILE* trace)
+{
+    if (name == "bbq")
+        return MakeVariant<bbrlab::Bbq>(name, s, params, trace);
+    if (name == "adaptive_bbr")
+        return MakeVariant<bbrlab::AdaptiveBbr>(name, s, params, trace);
+    if (name == "bbr_e")
+        return MakeVariant<bbrlab::BbrE>(name, s, params, trace);
     if (name == "bbr")
     {
         Ptr<ObservedBbr> cc = CreateObject<ObservedBbr>();
@@ -706,10 +755,22 @@ main(int argc, char** argv)
         f.sink->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnFirstRead, &f.rcvCounts, PeekPointer(f.sink)));
 
         f.socket = DynamicCast<TcpSocketBase>(Socket::CreateSocket(f.snd, TcpSocketFactory::GetTypeId()));
-        f.socket->SetCongestionControlAlgorithm(MakeCongestionControl(f.cc, &f.obs));
+        bbrlab::VariantParams params;
+        std::string pk = "flow." + std::to_string(f.n) + ".param.";
+        for (const auto& kv : c.kv)
+            if (kv.first.compare(0, pk.size(), pk) == 0)
+                params[kv.first.substr(pk.size())] = kv.second;
+        if (c.Num("cc_trace", 0) != 0)
+        {
+            // per-ACK records of the project's BBR (tests read them; not part of tidy data)
+            f.ccTrace = OpenOut(out, "cc_trace_" + std::to_string(f.n) + ".csv");
+            std::fprintf(f.ccTrace, "t_s,mode,pacing_gain,cwnd_gain,cycle_idx,min_rtt_us,rtt_us,"
+                                    "prior_inflight,bw,delivery_rate,flag,q_256,bdp_256\n");
+        }
+        f.socket->SetCongestionControlAlgorithm(MakeCongestionControl(f.cc, &f.obs, params, f.ccTrace));
         // Pacing: with the fq qdisc (sender_qdisc: fq) Linux paces every flow at its
-        // socket's pacing rate; without it only BBR paces itself (internal pacing).
-        f.socket->SetPacingStatus(paceAll || f.cc == "bbr");
+        // socket's pacing rate; without it only BBR (and its variants) paces itself.
+        f.socket->SetPacingStatus(paceAll || PacesItself(f.cc));
         f.socket->TraceConnectWithoutContext("State", MakeBoundCallback(&OnState, &f.obs));
         f.socket->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnRtt, &f.obs));
         f.socket->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, &f.obs));
@@ -749,6 +810,8 @@ main(int argc, char** argv)
         Flow& f = *fp;
         std::fclose(f.sndOut);
         std::fclose(f.rcvOut);
+        if (f.ccTrace)
+            std::fclose(f.ccTrace);
         FILE* p = OpenOut(out, "ping_" + std::to_string(f.n) + ".txt");
         std::ostringstream from, to;
         from << f.sndAddr;
