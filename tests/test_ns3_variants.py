@@ -126,7 +126,8 @@ def test_bbq_improves_the_short_flows_share(bbq_runs):
     shares). Here BBR is the same program's BBR (BBQ with alpha above every min_rtt), so only
     the cap differs. Seconds 3-8 of an 8-s run (after startup). Longer ns-3 runs of this
     setup go elsewhere: by 15 s the 10-ms flow of either sinks to about one packet in flight,
-    its RTT samples then held by the receiver's 40-ms delayed-ACK timer (ma2019_fig13 in
+    its RTT samples then held by the receiver's 40-ms delayed-ACK timer; the cause is ns-3
+    3.37's rate-sample interval, bench/results/ns3-bbr-2026-11-23.md (ma2019_fig13 in
     ns-3, quick profile: 0.4 Mbit/s with BBQ, 0.1 with ns-3's TcpBbr, over 10-70 s; with an
     ACK for every segment, 30-s runs gave 27.2 against 69.3 with BBQ, 2.3 against 92.5 with
     TcpBbr over 10-30 s)."""

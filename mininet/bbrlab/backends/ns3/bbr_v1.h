@@ -50,6 +50,19 @@
 //   the pacing rate, because it sizes the cwnd's quantisation allowance;
 //   ns-3 sends one segment at a time anyway.
 // - undo_cwnd (spurious-retransmission undo) has no ns-3 hook.
+// - The rate sample's interval: ns-3 3.37's TcpRateLinux measures the ACK phase
+//   of a sample (Linux's ack_us = now - prior_mstamp) from the previous sample's
+//   prior time, not from the delivered-time stamp of the packet this ACK
+//   delivers (ns-3 fixed it in 3.41, issue #1026). When a flow has several
+//   packets in flight the two stamps are one ACK apart and the error is one
+//   inter-ACK gap per interval; when it sends isolated packets (one in flight,
+//   a pacing gap longer than the RTT) the error is the whole gap between two
+//   sends, and each sample reads 1 / (RTT + gap) instead of Linux's 1 / RTT.
+//   The model uses ns-3's sample as it is. `linuxRateInterval` (off unless the
+//   run's configuration asks for it: Ns3Backend(linux_rate_interval=True))
+//   recomputes the interval as Linux's tcp_rate_gen does, from the sample's own
+//   prior time, and invalidates it below min_rtt as Linux does: an experiment
+//   that isolates this one difference, not a model of ns-3.
 #ifndef BBRLAB_BBR_V1_H
 #define BBRLAB_BBR_V1_H
 
@@ -112,6 +125,9 @@ class BbrV1 : public TcpCongestionOps
     }
 
     FILE* trace = nullptr;  // per-ACK records (dumbbell's cc_trace), or none
+    // Rate-sample interval as Linux computes it instead of ns-3 3.37's (see the header
+    // comment); an experiment switch, off by default.
+    bool linuxRateInterval = false;
 
     // ------------------------------------------------------------ what samplers read
     uint32_t PacingGain() const
@@ -225,11 +241,27 @@ class BbrV1 : public TcpCongestionOps
         m_deliveredStampUs = rc.m_deliveredTime.GetMicroSeconds();
         m_appLimited = rc.m_appLimited != 0;
         BbrSample rs;
+        m_ns3IntervalUs = -1;
+        m_linuxIntervalUs = -1;
         if (r.IsValid() && r.m_delivered >= 0 && r.m_interval.GetMicroSeconds() > 0)
         {
             rs.delivered = (r.m_delivered + m_mss / 2) / m_mss;
             rs.deliveredPkts = (double)r.m_delivered / m_mss;
             rs.intervalUs = r.m_interval.GetMicroSeconds();
+            m_ns3IntervalUs = rs.intervalUs;
+            // Linux's interval: max(send phase, now - the delivered packet's own prior time)
+            m_linuxIntervalUs = std::max(r.m_sendElapsed, Simulator::Now() - r.m_priorTime).GetMicroSeconds();
+            if (linuxRateInterval)
+            {
+                rs.intervalUs = m_linuxIntervalUs;
+                if (r.m_ackedSacked == 0 || Time(MicroSeconds(rs.intervalUs)) < tcb->m_minRtt)
+                {
+                    // Linux: no packet delivered on this ACK, or an interval below min_rtt
+                    rs.delivered = -1;
+                    rs.deliveredPkts = -1;
+                    rs.intervalUs = -1;
+                }
+            }
         }
         rs.priorDeliveredBytes = r.m_priorDelivered;
         rs.priorInFlight = Pkts(r.m_priorInFlight);
@@ -246,7 +278,10 @@ class BbrV1 : public TcpCongestionOps
         SetPacingRate(tcb, bw, m_pacingGain);
         SetCwnd(tcb, rs, rs.ackedSacked, bw, m_cwndGain);
         if (trace)
+        {
+            m_tcb = tcb;
             Trace(rs);
+        }
     }
 
     Ptr<TcpCongestionOps> Fork() override
@@ -820,11 +855,21 @@ class BbrV1 : public TcpCongestionOps
         if (rs.delivered >= 0 && rs.intervalUs > 0)
             std::fprintf(trace, "%llu", (unsigned long long)(rs.deliveredPkts * BW_UNIT / rs.intervalUs));
         TraceVariant(trace);
+        // the sample's parts: ns-3's interval and Linux's for the same ACK (us, -1: invalid),
+        // delivered packets, then the pacing rate (bit/s), packets in flight, cwnd (packets)
+        // and ns-3's congestion state after this ACK
+        std::fprintf(trace, ",%lld,%lld,%.3f,%llu,%u,%u,%d", (long long)m_ns3IntervalUs,
+                     (long long)m_linuxIntervalUs, rs.deliveredPkts,
+                     (unsigned long long)m_tcb->m_pacingRate.Get().GetBitRate(), InFlight(m_tcb),
+                     m_tcb->GetCwndInSegments(), (int)m_tcb->m_congState.Get());
         std::fputc('\n', trace);
     }
 
     // ------------------------------------------------------------ state (struct bbr)
     Ptr<UniformRandomVariable> m_uv;
+    Ptr<TcpSocketState> m_tcb;         // for the trace only
+    int64_t m_ns3IntervalUs = -1;      // this ACK's sample interval as ns-3 gave it
+    int64_t m_linuxIntervalUs = -1;    // ... and as Linux's tcp_rate_gen computes it
     uint32_t m_mss = 1448;
     uint64_t m_deliveredBytes = 0;     // tp->delivered, in bytes (ns-3 counts bytes)
     uint64_t m_deliveredStampUs = 0;   // tp->delivered_mstamp

@@ -149,6 +149,34 @@ class Observed : public Base
 class ObservedBbr : public Observed<TcpBbr>
 {
   public:
+    FILE* trace = nullptr;  // per-ACK records (cc_trace), or none
+
+    // TcpBbr's per-ACK state after it has taken this ACK's rate sample (3.37's TcpBbr
+    // takes rs.m_deliveryRate, which TcpRateLinux leaves at its last valid value when
+    // a sample is invalid). The interval Linux's tcp_rate_gen would compute for the
+    // same ACK is written beside ns-3's (bbr_v1.h explains the difference).
+    void CongControl(Ptr<TcpSocketState> tcb,
+                     const TcpRateOps::TcpRateConnection& rc,
+                     const TcpRateOps::TcpRateSample& rs) override
+    {
+        TcpBbr::CongControl(tcb, rc, rs);
+        if (!trace)
+            return;
+        uint32_t mss = tcb->m_segmentSize;
+        bool valid = rs.IsValid() && rs.m_delivered >= 0 && rs.m_interval.GetMicroSeconds() > 0;
+        long long linuxUs = valid ? std::max(rs.m_sendElapsed, Simulator::Now() - rs.m_priorTime).GetMicroSeconds() : -1;
+        // t_s,state,pacing_gain,cwnd_gain,delivery_rate_bps,valid,ns3_interval_us,
+        // linux_interval_us,delivered_pkts,pacing_bps,inflight,cwnd,ca_state,rtt_us
+        std::fprintf(trace, "%.6f,%u,%.4f,%.4f,%llu,%d,%lld,%lld,%.3f,%llu,%u,%u,%d,%lld\n",
+                     Simulator::Now().GetSeconds(), GetBbrState(), GetPacingGain(), GetCwndGain(),
+                     (unsigned long long)rs.m_deliveryRate.GetBitRate(), valid ? 1 : 0,
+                     valid ? (long long)rs.m_interval.GetMicroSeconds() : -1LL, linuxUs,
+                     valid ? (double)rs.m_delivered / mss : -1.0,
+                     (unsigned long long)tcb->m_pacingRate.Get().GetBitRate(),
+                     (tcb->m_bytesInFlight.Get() + mss - 1) / mss, tcb->GetCwndInSegments(),
+                     (int)tcb->m_congState.Get(), (long long)tcb->m_lastRtt.Get().GetMicroSeconds());
+    }
+
     double PacingGainNow()
     {
         return GetPacingGain();
@@ -511,7 +539,8 @@ MakeObserved(SenderState* s)
 // min_rtt for the sampler, its per-ACK records into `trace` (or none).
 template <class V>
 Ptr<TcpCongestionOps>
-MakeVariant(const std::string& name, SenderState* s, const bbrlab::VariantParams& params, FILE* trace)
+MakeVariant(const std::string& name, SenderState* s, const bbrlab::VariantParams& params, FILE* trace,
+            bool linuxRateInterval)
 {
     Ptr<Observed<V>> cc = CreateObject<Observed<V>>();
     cc->obs = s;
@@ -522,6 +551,7 @@ MakeVariant(const std::string& name, SenderState* s, const bbrlab::VariantParams
         std::exit(2);
     }
     cc->trace = trace;
+    cc->linuxRateInterval = linuxRateInterval;
     V* raw = PeekPointer(cc);
     s->pacingGain = [raw]() { return raw->PacingGain() / 256.0; };
     s->cwndGain = [raw]() { return raw->CwndGain() / 256.0; };
@@ -539,18 +569,19 @@ PacesItself(const std::string& name)
 
 Ptr<TcpCongestionOps>
 MakeCongestionControl(const std::string& name, SenderState* s, const bbrlab::VariantParams& params,
-                      FILE* trace)
+                      FILE* trace, bool linuxRateInterval)
 {
     if (name == "bbq")
-        return MakeVariant<bbrlab::Bbq>(name, s, params, trace);
+        return MakeVariant<bbrlab::Bbq>(name, s, params, trace, linuxRateInterval);
     if (name == "adaptive_bbr")
-        return MakeVariant<bbrlab::AdaptiveBbr>(name, s, params, trace);
+        return MakeVariant<bbrlab::AdaptiveBbr>(name, s, params, trace, linuxRateInterval);
     if (name == "bbr_e")
-        return MakeVariant<bbrlab::BbrE>(name, s, params, trace);
+        return MakeVariant<bbrlab::BbrE>(name, s, params, trace, linuxRateInterval);
     if (name == "bbr")
     {
         Ptr<ObservedBbr> cc = CreateObject<ObservedBbr>();
         cc->obs = s;
+        cc->trace = trace;
         ObservedBbr* raw = PeekPointer(cc);
         s->pacingGain = [raw]() { return raw->PacingGainNow(); };
         s->cwndGain = [raw]() { return raw->CwndGainNow(); };
@@ -764,10 +795,18 @@ main(int argc, char** argv)
         {
             // per-ACK records of the project's BBR (tests read them; not part of tidy data)
             f.ccTrace = OpenOut(out, "cc_trace_" + std::to_string(f.n) + ".csv");
-            std::fprintf(f.ccTrace, "t_s,mode,pacing_gain,cwnd_gain,cycle_idx,min_rtt_us,rtt_us,"
-                                    "prior_inflight,bw,delivery_rate,flag,q_256,bdp_256\n");
+            if (f.cc == "bbr")
+                std::fprintf(f.ccTrace, "t_s,state,pacing_gain,cwnd_gain,delivery_rate_bps,valid,"
+                                        "ns3_interval_us,linux_interval_us,delivered_pkts,pacing_bps,"
+                                        "inflight,cwnd,ca_state,rtt_us\n");
+            else
+                std::fprintf(f.ccTrace, "t_s,mode,pacing_gain,cwnd_gain,cycle_idx,min_rtt_us,rtt_us,"
+                                        "prior_inflight,bw,delivery_rate,flag,q_256,bdp_256,"
+                                        "ns3_interval_us,linux_interval_us,delivered_pkts,pacing_bps,"
+                                        "inflight,cwnd,ca_state\n");
         }
-        f.socket->SetCongestionControlAlgorithm(MakeCongestionControl(f.cc, &f.obs, params, f.ccTrace));
+        f.socket->SetCongestionControlAlgorithm(MakeCongestionControl(f.cc, &f.obs, params, f.ccTrace,
+                                                                      c.Num("linux_rate_interval", 0) != 0));
         // Pacing: with the fq qdisc (sender_qdisc: fq) Linux paces every flow at its
         // socket's pacing rate; without it only BBR (and its variants) paces itself.
         f.socket->SetPacingStatus(paceAll || PacesItself(f.cc));

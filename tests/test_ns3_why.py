@@ -1,0 +1,156 @@
+"""Why ns-3's BBR leaves a lone flow at a few kbit/s where Linux's fills the link: the rate
+sample's interval in ns-3 3.37's TcpRateLinux (bench/results/ns3-bbr-2026-11-23.md).
+
+Linux (net/ipv4/tcp_rate.c) measures a delivery-rate sample over
+max(send phase, ack phase), the ack phase running from the delivered-time stamp the
+newest (s)acked packet took when it was sent (tp->delivered_mstamp, which
+tcp_rate_skb_sent resets to the send time when nothing is in flight) to this ACK.
+ns-3 3.37 resets the stamp the same way, but its ack phase runs from the stamp of the
+packet the *previous* sample used (m_rateSample.m_priorTime before it is updated; ns-3
+changed it in 3.41), and from time zero after a sample it invalidated. Two consequences,
+each pinned on Tang's default setting (10 Mbit/s, 200 ms, 1.5 BDP, one flow):
+- ns-3's own TcpBbr, after Startup's losses end in a retransmission timeout, takes
+  samples whose interval is longer than the connection has existed (Linux invalidates
+  them: their own interval is below min_rtt); ten quick rounds later they are its
+  bandwidth estimate and the flow is paced at about 0.01 Mbit/s.
+- Then with one packet in flight each sample spans the gap since the previous ACK plus
+  one RTT (Linux's: that packet's RTT), so it reads 1/(gap + RTT) < the sending rate.
+- The project's BBR, the same algorithm as Linux's, falls into the same trap; with the
+  interval computed as Linux computes it (Ns3Backend(linux_rate_interval=True), an
+  experiment switch) the same run fills the link as the kernel does (9.0 Mbit/s; Tang
+  9.12).
+Three simulations, about 10 s of host CPU together.
+"""
+import csv
+import statistics
+
+import pytest
+import yaml
+
+from bbrlab import runner, spec
+from bbrlab.backends import ns3_backend
+from conftest import goodput_by_flow
+from test_ns3_backend import NS3_MISSING, needs_ns3
+
+TANG = """
+name: ns3why
+duration_s: %(duration)d
+sender_qdisc: fq
+access_rate_mbps: 100
+bottleneck: {rate_mbps: 10, buffer_bdp: 1.5}
+flows:
+  - {%(cc)s, rtt_ms: 200}
+"""
+TCPBBR = "cc: bbr"
+PROJECT_BBR = "cc: bbq, module_params: {alpha_us: 10000000}"   # BBQ with rho = min_rtt: BBR v1
+CA_LOSS = "4"          # TcpSocketState::TcpCongState_t
+DELAYED_ACK_S = 0.040  # the receiver's delayed-ACK timer (dumbbell.cc: Linux's minimum)
+
+
+def run(tmp_path_factory, cc, duration, name, **backend_args):
+    job = spec.expand(spec.resolve(yaml.safe_load(TANG % {"cc": cc, "duration": duration})))[0]
+    dest = tmp_path_factory.mktemp(name) / "run"
+    summary = runner.execute(job, dest, "ns3", progress=lambda *_: None, cc_trace=True, **backend_args)
+    assert summary["status"] == "ok"
+    return dest, job
+
+
+def trace(run_dir):
+    with open(run_dir / "raw" / "cc_trace_1.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def base_rtt_s(run_dir):
+    """The path's RTT as ICMP measured it before the flow (raw/ping_1.txt)."""
+    with open(run_dir / "raw" / "ping_1.txt") as f:
+        times = [float(line.split("time=")[1].split()[0]) for line in f if "time=" in line]
+    return min(times) / 1e3
+
+
+@pytest.fixture(scope="module")
+def tcpbbr(tmp_path_factory):
+    if NS3_MISSING:
+        pytest.skip(NS3_MISSING)
+    return run(tmp_path_factory, TCPBBR, 11, "tcpbbr")
+
+
+@pytest.fixture(scope="module")
+def project_bbr(tmp_path_factory):
+    if NS3_MISSING:
+        pytest.skip(NS3_MISSING)
+    return {fix: run(tmp_path_factory, PROJECT_BBR, 32, f"bbr{int(fix)}", linux_rate_interval=fix)
+            for fix in (False, True)}
+
+
+@needs_ns3
+def test_tcpbbr_takes_samples_longer_than_the_connection(tcpbbr):
+    """A sample's interval cannot begin before the flow did (Linux's starts at a send or
+    an ACK of this connection). ns-3's TcpBbr takes such samples right after the
+    retransmission timeout, and within a second its pacing rate is below 1 % of the link."""
+    run_dir, job = tcpbbr
+    rows = trace(run_dir)
+    lead = ns3_backend.lead_s(job)
+    rto = next(float(r["t_s"]) for r in rows if r["ca_state"] == CA_LOSS)
+    impossible = [r for r in rows if r["valid"] == "1"
+                  and int(r["ns3_interval_us"]) / 1e6 > float(r["t_s"]) - lead]
+    after_rto = [r for r in impossible if float(r["t_s"]) >= rto]
+    assert len(after_rto) >= 3, (rto, [(r["t_s"], r["ns3_interval_us"]) for r in impossible])
+    # they are TcpBbr's samples (the rate it takes) and become its estimate
+    first = float(after_rto[0]["t_s"])
+    for r in after_rto:
+        delivered_bits = float(r["delivered_pkts"]) * 1448 * 8
+        assert int(r["delivery_rate_bps"]) == pytest.approx(delivered_bits / (int(r["ns3_interval_us"]) / 1e6),
+                                                            rel=0.02)
+    later = [int(r["pacing_bps"]) for r in rows if first + 1 <= float(r["t_s"])]
+    assert later and max(later) < 0.01 * 10e6, later[:5]
+    assert goodput_by_flow(run_dir, first + 1 - lead, 1e9)["1"] < 0.1
+
+
+@needs_ns3
+def test_tcpbbr_isolated_packet_sample_spans_the_gap_and_one_rtt(tcpbbr):
+    """With one packet in flight Linux's sample spans that packet's RTT (delivered_mstamp
+    reset at its send). ns-3's spans the time since the previous ACK plus one RTT: the
+    previous packet's send, where the previous sample's interval began. (Were the cause
+    a missing reset, it would span only the time since the previous ACK.)"""
+    run_dir, job = tcpbbr
+    rows = [r for r in trace(run_dir) if r["valid"] == "1"]
+    base = base_rtt_s(run_dir)
+    isolated = [(p, r) for p, r in zip(rows, rows[1:])
+                if p["delivered_pkts"] == r["delivered_pkts"] == "1.000" and p["inflight"] == r["inflight"] == "0"]
+    assert len(isolated) >= 3, len(isolated)
+    for p, r in isolated:
+        since_prev_ack = float(r["t_s"]) - float(p["t_s"])
+        rtt = int(r["ns3_interval_us"]) / 1e6 - since_prev_ack
+        # one RTT of an isolated packet: the path plus at most the delayed-ACK timer and queueing
+        assert base <= rtt <= base + DELAYED_ACK_S + 0.005, (r["t_s"], rtt, base)
+        assert since_prev_ack > 2 * rtt
+        # so the rate read is the sending rate over (gap + RTT), below what was sent
+        assert int(r["delivery_rate_bps"]) < 1448 * 8 / since_prev_ack
+
+
+@needs_ns3
+def test_project_bbr_escapes_only_with_linux_intervals(project_bbr):
+    """The project's BBR (Linux's algorithm) alone on Tang's link: with ns-3's intervals it
+    stays at a few packets per RTT, each sample one inter-ACK gap too long, which cancels
+    the 1.25 probe (x 0.99 pacing margin); with Linux's it fills the link as the kernel
+    does (9.0 Mbit/s) and Tang reports (9.12, over 90 % utilisation)."""
+    (off_dir, job), (on_dir, _) = project_bbr[False], project_bbr[True]
+    lead = ns3_backend.lead_s(job)
+    off = goodput_by_flow(off_dir, 26, 32)["1"]
+    on = goodput_by_flow(on_dir, 26, 32)["1"]
+    assert off < 1.0, off
+    assert on > 9.0, on
+    # the trap: few packets per sample, ns-3's interval about one inter-ACK gap (1/4) longer
+    # than Linux's, which cancels the probe's 1.25 x 0.99
+    late = [int(r["ns3_interval_us"]) / int(r["linux_interval_us"]) for r in trace(off_dir)
+            if float(r["t_s"]) > lead + 20 and r["ns3_interval_us"] != "-1"]
+    assert len(late) > 50 and statistics.median(late) >= 1.2, (len(late), statistics.median(late))
+
+
+@needs_ns3
+def test_linux_rate_interval_is_opt_in_and_recorded(project_bbr):
+    """The switch is off unless asked for, and a run that used it says so in raw/ns3.conf."""
+    assert ns3_backend.Ns3Backend().linux_rate_interval is False
+    for fix, (run_dir, _) in project_bbr.items():
+        conf = (run_dir / "raw" / "ns3.conf").read_text().splitlines()
+        assert ("linux_rate_interval=1" in conf) is fix, conf
