@@ -23,6 +23,15 @@ from bbrlab import spec as bbrspec  # noqa: E402
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
 PROFILES = ("quick", "paper")
+# Claims the quick profile leaves to the paper profile on purpose, each with the spec that
+# says so: Utsumi & Hasegawa's Jain figures at 40 ms one way (Figs. 11-13), cut so that the
+# quick profiles of that paper and Tang's fit 30 minutes (utsumi2022_fig07_11.yaml).
+QUICK_OMITS = {"utsumi2022_fig07_11": "f1_rtt_ms=80", "utsumi2022_fig08_12": "f1_rtt_ms=80",
+               "utsumi2022_fig09_13": "f1_rtt_ms=80"}
+
+
+def omitted_from(claim: dict, profile: str) -> bool:
+    return profile == "quick" and QUICK_OMITS.get(claim["experiment"], "\0") in claim["point"]
 CLAIM_FILES = sorted((REPO / "claims").glob("*.csv"))
 
 
@@ -68,6 +77,9 @@ def test_every_claim_selects_points_in_every_profile(coverage):
     for c in claims:
         for profile in PROFILES:
             n = got[c["id"]][profile]
+            if omitted_from(c, profile):
+                assert n == 0, f"{c['id']}: listed in QUICK_OMITS, yet {profile} has {n} points"
+                continue
             if c["kind"] == "trend":
                 assert n >= 3, f"{c['id']}: a trend needs 3 points, {profile} has {n}"
             elif c["aggregate"]:
