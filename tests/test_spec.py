@@ -88,6 +88,7 @@ def test_flow_count_expands():
     ({"changes": [{"at_s": 1, "flow": 1}]}, "changes.1", "names no change"),
     ({"sweep": {"bottleneck.nope": [1]}}, "sweep.bottleneck.nope", "does not name a field"),
     ({"clock": "fast"}, "clock", "is not one of"),
+    ({"switch": "openvswitch"}, "switch", "'openvswitch' is not one of ['ovs', 'linuxbridge']"),
     ({"flows": [{"cc": "nosuch", "rtt_ms": 10}]}, "flows.1.cc",
      "unknown congestion control 'nosuch' (available: reno, cubic, bbr, adaptive_bbr, bbq, bbq_drain, bbr_e, bbr_fca;"),
     ({"flows": [{"cc": "bbq", "rtt_ms": 10, "module_params": {"alpha_us": 2000}}, {"cc": "bbq", "rtt_ms": 50}]},

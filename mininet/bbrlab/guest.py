@@ -56,6 +56,43 @@ def sh(cmd, node=None, check=True):
     return out
 
 
+# Why ovs-vswitchd waits for the guest to be 10 s old.
+#
+# The 6.1 kernel datapath offers per-CPU upcall dispatch
+# (OVS_DP_F_DISPATCH_UPCALL_PER_CPU) and Open vSwitch 3.1 uses it: a packet that
+# misses the kernel flow table is queued to user space on a netlink socket chosen
+# by the CPU it arrived on, and ovs-vswitchd opens one such socket, with one
+# handler thread reading it, per CPU it may run on. It counts those CPUs with
+# count_cpu_cores(), which caches the count for 10 s and, in OVS 3.1.0 (Debian 12's
+# 3.1.0-2+deb12u1), reads it only once `time_msec() - last_updated >= 10000` with
+# last_updated starting at 0: time_msec() is CLOCK_MONOTONIC, the time since the
+# guest booted, so before the guest is 10 s old the count is the cache's initial 0.
+# ovs-vswitchd then logs "Overriding n-handler-threads to 0", creates no upcall
+# socket, the datapath drops every miss (`ovs-dpctl show`: lost == missed), no flow
+# is ever installed and nothing is forwarded; n-handler-threads cannot override it
+# because per-CPU dispatch imposes the CPU count. UML itself shows its one CPU
+# correctly (/sys/devices/system/cpu/online "0", sched_getaffinity, /proc/cpuinfo
+# and getconf all give 1; past the 10th second the same ovs-vswitchd logs
+# "Overriding n-handler-threads to 1" and forwards). On the real clock a slow boot
+# can bring the guest past 10 s before Mininet starts OVS; on the virtual clock
+# booting takes almost no guest time, so ovs-vswitchd always started within the
+# first 10 s. (Its "netlink_socket|ERR|fcntl: Protocol not supported" is unrelated:
+# the kernel has no netfilter, so no conntrack netlink.) OVS 3.1.1 fixed it upstream
+# ("ovs-thread: Fix cpus not read for the first 10s."). Waiting here costs almost
+# nothing on the virtual clock (an idle guest skips ahead) and a few seconds at most
+# on the real clock.
+OVS_CPU_COUNT_READY_S = 10.5     # CLOCK_MONOTONIC age before ovs-vswitchd counts CPUs; 0.5 s margin
+
+
+def wait_for_ovs_cpu_count(ready_s: float = OVS_CPU_COUNT_READY_S, clock=time.monotonic, sleep=time.sleep) -> float:
+    """Sleep until the guest's CLOCK_MONOTONIC reaches ready_s (see above); returns the time slept."""
+    wait = max(0.0, ready_s - clock())
+    if wait > 0:
+        log(f"waiting {wait:.1f} s for the guest's clock to pass {ready_s:g} s before starting ovs-vswitchd")
+        sleep(wait)
+    return wait
+
+
 def start_ovs() -> None:
     """ovsdb-server with a fresh database and ovs-vswitchd, on tmpfs directories."""
     os.makedirs(OVS_RUN, exist_ok=True)
@@ -65,8 +102,19 @@ def start_ovs() -> None:
     sh(["ovsdb-server", db, f"--remote=punix:{OVS_RUN}/db.sock", f"--pidfile={OVS_RUN}/ovsdb-server.pid",
         "--detach", "--log-file=/var/log/openvswitch/ovsdb-server.log"])
     sh(["ovs-vsctl", "--no-wait", "init"])
+    wait_for_ovs_cpu_count()
     sh(["ovs-vswitchd", f"unix:{OVS_RUN}/db.sock", f"--pidfile={OVS_RUN}/ovs-vswitchd.pid",
         "--detach", "--log-file=/var/log/openvswitch/ovs-vswitchd.log"])
+
+
+def record_ovs_state(raw: pathlib.Path) -> None:
+    """The datapath's counters (`ovs-dpctl show`: missed upcalls and the lost ones) and
+    ovs-vswitchd's log into raw/ovs.txt: the guest's tmpfs log is gone once it powers off."""
+    parts = []
+    for cmd in (["ovs-dpctl", "show"], ["ovs-appctl", "dpif-netlink/dispatch-mode"],
+                ["cat", "/var/log/openvswitch/ovs-vswitchd.log"]):
+        parts.append("$ " + " ".join(cmd) + "\n" + sh(cmd, check=False))
+    (raw / "ovs.txt").write_text("\n".join(parts))
 
 
 def host_path(path: str) -> str:
@@ -408,6 +456,8 @@ def main(run_dir: str) -> int:
         log("done")
         return 0
     finally:
+        if job.get("backend", "uml") == "uml" and job["switch"] == "ovs":
+            record_ovs_state(raw)
         db.net.stop()
 
 
