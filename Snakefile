@@ -26,7 +26,7 @@ BACKEND = config.get("backend", "uml")      # --config backend=native on a real 
 NS3 = BACKEND == "ns3"                      # simulated: a results tree of its own, no kernel, no modules
 RES = f"results/{PROFILE}-ns3" if NS3 else f"results/{PROFILE}"
 KERNEL = "build/kernel/linux"
-KERNEL_INPUTS = ["kernel/build-uml.sh", "kernel/uml.config"]
+KERNEL_INPUTS = ["kernel/build-uml.sh", "kernel/uml.config"] + sorted(str(p) for p in pathlib.Path("kernel/patches").glob("*.patch"))
 KERNEL_STAMP = "build/kernel/ready-" + hashlib.sha256(
     b"".join(pathlib.Path(p).read_bytes() for p in KERNEL_INPUTS)).hexdigest()[:16]
 MODULES = "build/modules"

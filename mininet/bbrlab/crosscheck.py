@@ -19,7 +19,7 @@ import shutil
 
 BACKENDS = ("uml", "native")
 KERNEL_SOURCE = "/usr/src/linux-source-6.1.tar.xz"
-BUILD_TOOLS = ("make", "gcc", "bc", "flex", "bison")     # what kernel/build-uml.sh requires
+BUILD_TOOLS = ("make", "gcc", "bc", "flex", "bison", "patch")     # what kernel/build-uml.sh requires
 
 
 def uml_problems(kernel="build/kernel/linux") -> list:

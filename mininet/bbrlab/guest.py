@@ -26,6 +26,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -153,6 +154,18 @@ def module_state(job: dict, raw: pathlib.Path, sys_module: str = "/sys/module") 
                     params[path.name] = None
         state.append({"name": module["name"], "parameters": params})
     (raw / "modules.json").write_text(json.dumps(state, indent=1))
+
+
+KERNEL_SEED_MESSAGE = re.compile(r"random: seeded from bbrlab\.seed=(\d+), not from the host")
+
+
+def randomness(kernel_log: str) -> dict:
+    """Where this guest's randomness came from: the seed the testbed kernel reports in its boot
+    log (kernel/patches/uml-seeded-random.patch; None: the host's randomness, as on a native
+    host or an unpatched kernel) and the Python hash seed (None: random)."""
+    found = KERNEL_SEED_MESSAGE.search(kernel_log)
+    return {"kernel_seed": int(found.group(1)) if found else None,
+            "python_hash_seed": os.environ.get("PYTHONHASHSEED")}
 
 
 def check_congestion_controls(job: dict) -> list:
@@ -399,6 +412,7 @@ def main(run_dir: str) -> int:
     raw = run_dir / "raw"
     raw.mkdir(exist_ok=True)
     timings, t_start = {}, time.time()
+    seeding = randomness(sh(["dmesg"], check=False))     # read while the boot messages are in the log
     load_modules(job)
     available = check_congestion_controls(job)
     if job.get("backend", "uml") == "uml" and job["switch"] == "ovs":
@@ -444,6 +458,7 @@ def main(run_dir: str) -> int:
         timeline = {"t0": t0, "lead_s": LEAD_S, "events": executed, "commands": applied,
                     "bottleneck_intf": db.bottleneck_intf, "congestion_controls": available,
                     "kernel_release": os.uname().release, "timings": timings, "loss_seeded": loss_seeded,
+                    "randomness": seeding,
                     "flows": [{"flow": f["flow"], "sender_ip": topology.ip_of(db.senders[i]),
                                "receiver_ip": topology.ip_of(db.receivers[i]),
                                "port": traffic.port(f["flow"])} for i, f in enumerate(job["flows"])]}

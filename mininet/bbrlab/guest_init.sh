@@ -9,9 +9,12 @@
 # (bbrlab.guest) and powers the guest off. Its exit status reaches the host
 # through /mnt/run/guest_exit. Arguments come from the kernel command line
 # as environment variables: BBRLAB_RUN (host path of the run directory) and
-# BBRLAB_PYTHONPATH (host path holding the bbrlab package).
+# BBRLAB_PYTHONPATH (host path holding the bbrlab package), and in a seeded
+# run BBRLAB_PYTHONHASHSEED (from the run's seed, backends/uml.py), which
+# fixes the hash seed of every Python process of the guest.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C.UTF-8
+if [ -n "$BBRLAB_PYTHONHASHSEED" ]; then export PYTHONHASHSEED="$BBRLAB_PYTHONHASHSEED"; fi
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 grep -q " /dev devtmpfs" /proc/mounts || mount -t devtmpfs devtmpfs /dev

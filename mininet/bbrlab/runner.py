@@ -123,7 +123,8 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
         raise RunFailed(f"{error}\nconsole log: {failed / 'raw' / 'console.log'}\n--- last lines ---\n{console_tail}")
     data = tidy.make_tidy(tmp, job)
     timeline = data["timeline"]
-    testbed.update(kernel_release=timeline["kernel_release"], congestion_controls=timeline["congestion_controls"])
+    testbed.update(kernel_release=timeline["kernel_release"], congestion_controls=timeline["congestion_controls"],
+                   randomness=timeline.get("randomness"))
     timings.update(timeline["timings"])
     timings["experiment_s"] = job["duration_s"]
     summary = run_summary(job, testbed, "ok")

@@ -14,9 +14,32 @@ cannot give now (MemAvailable).
 
 The kernel runs under a tether (tether.py): it dies, with every process it
 started, when the runner dies, however the runner dies.
+
+Seeded guests. The run's seed (spec.py: the spec's `seed` plus the
+repetition) goes on the kernel command line as `bbrlab.seed=<seed>`: the
+testbed kernel (kernel/patches/uml-seeded-random.patch) then derives all of
+its randomness from it instead of the host's getrandom() and /dev/random.
+The guest's user space gets PYTHONHASHSEED from it (guest_init.sh). On the
+virtual clock the guest's wall clock is also pinned (`time-travel-start=`,
+GUEST_EPOCH_NS): otherwise it starts at the host's time of boot, which
+random_init() mixes into the pool. And the kernel runs with the host's
+address-space randomisation off (`setarch -R`): UML lays the guest out from
+where the host put its heap and stack. linux_main adds the "exec-shield gap"
+between the end of its image and the randomised heap start (measured: 0.09
+to 1.03 GB) to the guest's physical memory as reserved pages, whose memory
+map comes out of mem=: with mem=1024M the guest had 1010 to 1022 MB usable,
+different at every boot, and with it different memory-derived limits
+(tcp_mem, hash-table sizes); with -R, 1025.6 MB at every boot. The stack top
+sets the guest's task size. (In the 3-s run of tests/test_determinism.py the
+layout alone changed no number; dropping the kernel seed did.) Together these
+make a virtual-clock run a function of its spec and seed
+(bench/determinism_bench.py measures how far). `seed_guest=False` boots as
+before the change (host randomness, host start time, host layout), for
+comparisons.
 """
 import os
 import pathlib
+import platform
 import shutil
 import tempfile
 import time
@@ -26,6 +49,8 @@ from . import BackendError, GuestResult, tethered
 REPO = pathlib.Path(__file__).resolve().parents[3]
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_KERNEL = REPO / "build" / "kernel" / "linux"
+# The virtual clock's wall-clock start: 2024-01-01T00:00:00Z, in nanoseconds (any fixed value).
+GUEST_EPOCH_NS = 1_704_067_200 * 10**9
 
 
 def mem_available_mb(meminfo="/proc/meminfo"):
@@ -42,9 +67,10 @@ def mem_available_mb(meminfo="/proc/meminfo"):
 class UmlBackend:
     name = "uml"
 
-    def __init__(self, kernel=None, mem_mb=None):
+    def __init__(self, kernel=None, mem_mb=None, seed_guest=True):
         self.kernel = pathlib.Path(kernel or os.environ.get("BBRLAB_KERNEL", DEFAULT_KERNEL)).absolute()
         self.mem_mb = mem_mb         # None: sized per run from its spec
+        self.seed_guest = seed_guest
 
     def guest_mem_mb(self, job: dict) -> int:
         from .. import resources
@@ -69,13 +95,17 @@ class UmlBackend:
                                "build it with: kernel/build-uml.sh   (or: snakemake build/kernel/linux)")
         if not os.access(self.kernel, os.X_OK):
             raise BackendError(f"testbed kernel is not executable by this user: {self.kernel}")
+        if self.seed_guest and not shutil.which("setarch"):
+            raise BackendError("setarch not found (util-linux): a seeded testbed runs with the host's address-space"
+                               " randomisation off; install util-linux")
 
     def describe(self) -> dict:
         release = self.kernel.parent / "release"
         return {"backend": self.name, "kernel": str(self.kernel),
                 "kernel_release": release.read_text().strip() if release.exists() else None}
 
-    def command(self, run_dir: pathlib.Path, clock: str, uml_dir: str, mem_mb: int = 1024) -> list:
+    def command(self, run_dir: pathlib.Path, clock: str, uml_dir: str, mem_mb: int = 1024, seed=None) -> list:
+        """The kernel's command line; with a seed (and seed_guest) the guest's randomness comes from it."""
         for path in (run_dir, PACKAGE_DIR):
             if any(c.isspace() for c in str(path)):
                 raise BackendError(f"path contains white space, which the UML command line cannot carry: {path}")
@@ -85,6 +115,13 @@ class UmlBackend:
                f"BBRLAB_RUN={run_dir}", f"BBRLAB_PYTHONPATH={PACKAGE_DIR.parent}"]
         if clock == "virtual":
             cmd.append("time-travel=inf-cpu")
+        if seed is not None and self.seed_guest:
+            if not isinstance(seed, int) or seed < 0:
+                raise BackendError(f"run seed must be a non-negative integer, not {seed!r}")
+            cmd += [f"bbrlab.seed={seed}", f"BBRLAB_PYTHONHASHSEED={seed % 2**32}"]
+            if clock == "virtual":
+                cmd.append(f"time-travel-start={GUEST_EPOCH_NS}")
+            cmd = ["setarch", platform.machine(), "--addr-no-randomize"] + cmd
         return cmd
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
@@ -95,7 +132,7 @@ class UmlBackend:
         raw.mkdir(exist_ok=True)
         console = raw / "console.log"
         uml_dir = tempfile.mkdtemp(prefix="bbrlab-uml-")
-        cmd = self.command(run_dir, job.get("clock", "real"), uml_dir, self.guest_mem_mb(job))
+        cmd = self.command(run_dir, job.get("clock", "real"), uml_dir, self.guest_mem_mb(job), job.get("seed"))
         start = time.time()
         try:
             with open(console, "wb") as out:

@@ -1,0 +1,83 @@
+"""Same spec, same seed, virtual clock: the same numbers.
+
+The run's seed reaches the testbed kernel's command line (bbrlab.seed=, which
+kernel/patches/uml-seeded-random.patch turns into the guest's only source of
+randomness), the guest's Python hash seed and, on the virtual clock, a pinned
+guest wall clock (time-travel-start=). The command-line tests run without a
+testbed; one test boots it three times (in parallel: two short runs with one
+seed, one with another; about a minute) and compares the per-flow series.
+bench/determinism_bench.py measures the same on longer runs."""
+import concurrent.futures
+import json
+import platform
+
+import pytest
+
+from bbrlab import guest, runner, spec
+from bbrlab.backends import BackendError, uml
+
+
+def boot_line(seed=7, clock="virtual", **backend):
+    return uml.UmlBackend(kernel="/bin/true", **backend).command("/tmp/run", clock, "/tmp/u", 1024, seed)
+
+
+def test_the_runs_seed_goes_on_the_kernel_command_line():
+    cmd = boot_line(7)
+    assert "bbrlab.seed=7" in cmd
+    assert "BBRLAB_PYTHONHASHSEED=7" in cmd
+    # the host's address-space randomisation would change the guest's memory size from boot to boot
+    assert cmd[:3] == ["setarch", platform.machine(), "--addr-no-randomize"] and cmd[3] == "/bin/true"
+    assert f"time-travel-start={uml.GUEST_EPOCH_NS}" in cmd and "time-travel=inf-cpu" in cmd
+    # PYTHONHASHSEED takes 0..2**32-1; the kernel takes any 64-bit seed
+    assert "BBRLAB_PYTHONHASHSEED=1" in boot_line(2**32 + 1) and f"bbrlab.seed={2**32 + 1}" in boot_line(2**32 + 1)
+
+
+def test_the_real_clock_keeps_the_hosts_wall_clock():
+    cmd = boot_line(7, clock="real")
+    assert "bbrlab.seed=7" in cmd
+    assert not any(a.startswith("time-travel") for a in cmd)
+
+
+def test_unseeded_boot_is_the_old_command_line():
+    cmd = boot_line(7, seed_guest=False)
+    assert cmd[0] == "/bin/true"
+    assert not any(a.startswith(("bbrlab.seed", "BBRLAB_PYTHONHASHSEED", "time-travel-start")) for a in cmd)
+    assert not any(a.startswith("bbrlab.seed") for a in boot_line(None))
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "3"])
+def test_a_seed_that_is_not_a_non_negative_integer_is_refused(bad):
+    with pytest.raises(BackendError, match="seed must be a non-negative integer"):
+        boot_line(bad)
+
+
+def test_the_guest_reads_the_seed_from_the_kernel_log(monkeypatch):
+    monkeypatch.setenv("PYTHONHASHSEED", "5")
+    log = "[    0.000000] Linux version 6.1.192\n[    0.000000] random: seeded from bbrlab.seed=5, not from the host\n"
+    assert guest.randomness(log) == {"kernel_seed": 5, "python_hash_seed": "5"}
+    monkeypatch.delenv("PYTHONHASHSEED")
+    assert guest.randomness("[    0.000000] Linux version 6.1.192\n") == {"kernel_seed": None, "python_hash_seed": None}
+
+
+# Random loss after the bottleneck: netem draws each drop from the kernel's generator, so
+# with a fixed seed the drop pattern, and everything downstream of it, repeats.
+SHORT = {"name": "det", "duration_s": 3, "clock": "virtual",
+         "bottleneck": {"rate_mbps": 20, "buffer_bdp": 1.0, "loss_rate": 0.01},
+         "flows": [{"cc": "bbr", "rtt_ms": 10}, {"cc": "cubic", "rtt_ms": 20, "start_s": 1}]}
+
+
+def test_same_seed_same_series_other_seed_other_series(tmp_path, kernel):
+    jobs = [spec.expand(spec.resolve(dict(SHORT, seed=seed)))[0] for seed in (11, 11, 12)]
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        summaries = list(pool.map(lambda k: runner.execute(jobs[k], tmp_path / "abc"[k], "uml", kernel=str(kernel),
+                                                           progress=lambda m: None), range(3)))
+    files = {name: [(tmp_path / run / "tidy" / name).read_text() for run in "abc"]
+             for name in ("goodput.csv", "tcp.csv", "queue.csv")}
+    assert len(files["goodput.csv"][0].splitlines()) > 40          # both flows, 0.1-s samples
+    for name, (a, b, _c) in files.items():
+        assert a == b, f"{name} differs between two runs with the same seed"
+    assert files["goodput.csv"][0] != files["goodput.csv"][2], "another seed gave the same goodput series"
+    drops = [json.loads((tmp_path / run / "raw" / "loss.json").read_text()) for run in "abc"]
+    assert drops[0] == drops[1] and drops[0] != drops[2]
+    for summary, seed in zip(summaries, (11, 11, 12)):       # run.json says where the randomness came from
+        assert summary["testbed"]["randomness"] == {"kernel_seed": seed, "python_hash_seed": str(seed)}
