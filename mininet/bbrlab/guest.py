@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 
-from . import capture, shaping, topology, traffic
+from . import capture, procacct, rcvlowat, shaping, topology, traffic
 
 OVS_RUN = "/var/run/openvswitch"
 LEAD_S = 1.0          # samplers run this long before time zero
@@ -379,7 +379,7 @@ def snapshot(db, raw: pathlib.Path) -> None:
     (out / "tc.txt").write_text(sh(["tc", "-s", "qdisc", "show", "dev", db.bottleneck_intf]))
 
 
-def run_schedule(db, job: dict, raw: pathlib.Path, t0: float) -> tuple:
+def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> tuple:
     executed, clients = [], []
     events = traffic.schedule(job)
     if job.get("snapshot_at_s") is not None:
@@ -396,6 +396,8 @@ def run_schedule(db, job: dict, raw: pathlib.Path, t0: float) -> tuple:
             out = open(raw / f"iperf3_client_{event['flow']}.json", "w")
             cmd = traffic.client_cmd(job["flows"][i], topology.ip_of(db.receivers[i]))
             clients.append((db.senders[i].popen(cmd, stdout=out, stderr=subprocess.PIPE), out))
+            if on_start is not None:
+                on_start(i)
         else:
             node, dev = shaping.delay_device(i, job["rtt_on"], db)
             sh(shaping.netem_delay(dev, event["value"], change=True)[0],
@@ -413,6 +415,7 @@ def main(run_dir: str) -> int:
     raw.mkdir(exist_ok=True)
     timings, t_start = {}, time.time()
     seeding = randomness(sh(["dmesg"], check=False))     # read while the boot messages are in the log
+    marks = {"start": procacct.global_counters()} if job.get("proc_accounting") else None
     load_modules(job)
     available = check_congestion_controls(job)
     if job.get("backend", "uml") == "uml" and job["switch"] == "ovs":
@@ -424,6 +427,8 @@ def main(run_dir: str) -> int:
         applied = tune_tcp_memory(job, db) + configure(db, job)
         record_socket_limits(db, raw)
         timings["setup_s"] = round(time.time() - t_start, 3)
+        if marks is not None:
+            marks["setup_done"] = procacct.global_counters()
         log("measuring base RTT of each path")
         measure_base_rtt(db, job, raw)
         loss_cmds, loss_seeded = apply_loss(db, job)
@@ -436,7 +441,16 @@ def main(run_dir: str) -> int:
         t0 = time.time() + LEAD_S
         until = t0 + job["duration_s"] + TAIL_S
         log(f"time zero in {t0 - time.time():.1f} s; run lasts {job['duration_s']:g} s")
-        executed, clients = run_schedule(db, job, raw, t0)
+        acct = None
+        if marks is not None:
+            marks["samplers_started"] = procacct.global_counters()
+            acct = procacct.start_thread(job, raw, t0, TAIL_S)
+
+        def receiver_lowat(i):
+            rcvlowat.apply_when_connected(servers[i].pid, traffic.port(job["flows"][i]["flow"]),
+                                          job["receiver_lowat_bytes"], log)
+        executed, clients = run_schedule(db, job, raw, t0,
+                                         receiver_lowat if job.get("receiver_lowat_bytes") else None)
         for proc, out in clients:
             try:
                 proc.wait(timeout=max(5.0, until - time.time() + 30))
@@ -444,6 +458,8 @@ def main(run_dir: str) -> int:
                 out.close()
         failed = [f"flow {k + 1}: {p.stderr.read().decode(errors='replace').strip()}"
                   for k, (p, _o) in enumerate(clients) if p.returncode != 0]
+        if acct is not None:
+            acct.join(timeout=30)
         time.sleep(max(0.0, until - time.time()))
         sampler.send_signal(signal.SIGTERM)
         sampler.wait(timeout=30)
@@ -455,6 +471,9 @@ def main(run_dir: str) -> int:
             if proc.poll() is None:
                 proc.kill()
         timings["guest_s"] = round(time.time() - t_start, 3)
+        if marks is not None:
+            marks["experiment_done"] = procacct.global_counters()
+            procacct.write_atomic(raw / "procacct_marks.json", marks)
         timeline = {"t0": t0, "lead_s": LEAD_S, "events": executed, "commands": applied,
                     "bottleneck_intf": db.bottleneck_intf, "congestion_controls": available,
                     "kernel_release": os.uname().release, "timings": timings, "loss_seeded": loss_seeded,
