@@ -85,7 +85,7 @@ def test_killing_the_launcher_kills_the_command_and_its_children(tmp_path, sig):
     try:
         assert wait_until(lambda: len(alive(mark)) == 2, 10), "the command never started"
         os.kill(launcher.pid, sig)
-        launcher.wait(timeout=30)
+        launcher.wait(timeout=60)      # beyond tethered()'s own 30-s wait for the tether
         assert wait_until(lambda: not alive(mark), 10), f"left running after {sig.name}: {alive(mark)}"
         assert wait_until(after.exists, 5), "the after-command did not run"
         assert not scratch.exists()
