@@ -64,7 +64,7 @@ def cost(result: dict) -> dict:
     w, tck = result["window_experiment_s"], result["clk_tck"]
     cpu = sum(r["host"]["utime"] + r["host"]["stime"] for r in result["rows"]) / tck / w
     uml = sum(r["host"]["utime"] + r["host"]["stime"] for r in result["rows"] if not r["what"].startswith("host ")) / tck / w
-    recv = [r for r in result["rows"] if r["what"].startswith("iperf3 server")]
+    recv = [r for r in result["rows"] if r["what"].endswith("(receiver)")]
     return {"host_cpu_per_s": cpu, "uml_cpu_per_s": uml,
             "receiver_wakeups_per_s": sum(r["guest"].get("nvcsw", 0) for r in recv) / w,
             "receiver_stops_per_s": sum(r["host"]["nvcsw"] for r in recv) / w,
@@ -73,10 +73,16 @@ def cost(result: dict) -> dict:
             "run_host_cpu_s": result["run"]["timings"]["host_cpu_s"], "run_wall_s": result["run"]["timings"]["wall_s"]}
 
 
+def receiver(run: dict) -> str:
+    """The receiving end of a run: its tool (iperf3 before 2026-11-23's bulk.py) and SO_RCVLOWAT."""
+    name = run.get("traffic_tool", "iperf3")
+    return name + (f" lowat {run['receiver_lowat_bytes']}" if run.get("receiver_lowat_bytes") else "")
+
+
 def main(argv):
     if not argv:
         sys.exit(__doc__)
-    print("| run | lowat | UML host CPU-s per exp-s (window) | receiver wake-ups/s | receiver stops/s | all guest stops/s"
+    print("| run | receiver | UML host CPU-s per exp-s (window) | receiver wake-ups/s | receiver stops/s | all guest stops/s"
           " | whole-run host CPU-s | flow: goodput Mbit/s, mean RTT ms, retrans | mean backlog kB"
           " | flow: ACKs per data segment, min rwnd MB | valid |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -86,7 +92,7 @@ def main(argv):
         c, m = cost(result), flow_metrics(pathlib.Path(run_dir))
         acks = "; ".join(f"{f}: {v['acks_per_seg']:.3f}, {v['min_rwnd_mb']:.2f}" for f, v in ack_stream(pathlib.Path(run_dir)).items())
         flows = "; ".join(f"{f}: {v['goodput_mbps']:.2f}, {v['rtt_ms']:.1f}, {v['retrans']}" for f, v in m["flows"].items())
-        print(f"| {result['run']['tag']} | {result['run'].get('receiver_lowat_bytes', 0)} | {c['uml_cpu_per_s']:.3f} | "
+        print(f"| {result['run']['tag']} | {receiver(result['run'])} | {c['uml_cpu_per_s']:.3f} | "
               f"{c['receiver_wakeups_per_s']:.0f} | {c['receiver_stops_per_s']:.0f} | {c['all_stops_per_s']:.0f} | "
               f"{c['run_host_cpu_s']:.1f} | {flows} | {m['backlog_kb']:.0f} | {acks} | {m['valid']} |")
 

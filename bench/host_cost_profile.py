@@ -2,7 +2,7 @@
 """Where a virtual-clock testbed run's host CPU goes, by guest process.
 
     .venv/bin/python bench/host_cost_profile.py [--duration 12] [--rate 100] [--flows 2]
-        [--tag NAME] [--keep DIR] [--out bench/results/host-cost-<date>-<tag>.json]
+        [--tag NAME] [--traffic bulk|iperf3] [--seed N] [--keep DIR] [--out bench/results/host-cost-<date>-<tag>.json]
 
 Runs one experiment (BBR flows of 10 and 50 ms RTT, the second starting 2 s
 after the first, 2 MB buffer, virtual clock, the specs' default sampling) with
@@ -228,6 +228,10 @@ def label(g: dict) -> str:
         return "iperf3 server (receiver)"
     if cmd.startswith("iperf3 -c"):
         return "iperf3 client (sender)"
+    if "bulk.py receive" in cmd:
+        return "bulk.py receive (receiver)"
+    if "bulk.py send" in cmd:
+        return "bulk.py send (sender)"
     if "mininet:" in cmd or cmd.startswith("bash"):
         return "bash (Mininet node shell)"
     return cmd.split()[0].rsplit("/", 1)[-1]
@@ -324,11 +328,15 @@ def main():
     parser.add_argument("--tag", default="base")
     parser.add_argument("--lowat", type=int, default=0,
                         help="SO_RCVLOWAT in bytes on the iperf3 receivers' data sockets (rcvlowat.py; 0: off)")
+    parser.add_argument("--traffic", choices=("bulk", "iperf3"), default="bulk",
+                        help="the flows' two ends (bbrlab/traffic.py; default: bulk.py)")
+    parser.add_argument("--seed", type=int, default=1, help="the run's seed (repetitions differ by seed)")
     parser.add_argument("--keep", help="keep the run directory here (default: a temporary one, removed)")
     parser.add_argument("--out")
     args = parser.parse_args()
     out = pathlib.Path(args.out or REPO / "bench" / "results" / f"host-cost-{datetime.date.today()}-{args.tag}.json")
-    job = make_job(args.duration, args.rate, args.flows)
+    job = make_job(args.duration, args.rate, args.flows, {"seed": args.seed})
+    job["traffic_tool"] = args.traffic
     if args.lowat:
         job["receiver_lowat_bytes"] = args.lowat
     with tempfile.TemporaryDirectory(prefix="bbrlab-hostcost-") as root:
@@ -358,7 +366,8 @@ def main():
         if marks_path.exists():
             result["guest_marks"] = json.loads(marks_path.read_text())
         result["run"] = {"timings": summary["timings"], "fidelity_valid": summary["fidelity"]["valid"],
-                         "tag": args.tag, "receiver_lowat_bytes": args.lowat}
+                         "tag": args.tag, "receiver_lowat_bytes": args.lowat,
+                         "traffic_tool": args.traffic, "seed": args.seed}
     tmpout = out.with_name(out.name + ".tmp")
     tmpout.write_text(json.dumps(result, indent=1))
     tmpout.rename(out)

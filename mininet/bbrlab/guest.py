@@ -11,7 +11,8 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
     sockets_rcv<i>.jsonl     receiver socket samples
     qdisc.jsonl              bottleneck qdisc samples
     cpu.jsonl                guest CPU samples
-    iperf3_client_<i>.json   iperf3's own report
+    bulk_sender_<i>.json     the traffic tool's own reports (bulk.py; iperf3_... with
+    bulk_receiver_<i>.json   traffic_tool: iperf3): bytes, times, congestion control used
     capture_enq_<i>.pcap     with `capture: bottleneck`: headers of flow i's packets
     capture_deq.pcap         entering / leaving the bottleneck queue (capture.py),
     capture.json             and tcpdump's own statistics
@@ -32,7 +33,7 @@ import subprocess
 import sys
 import time
 
-from . import capture, procacct, rcvlowat, shaping, topology, traffic
+from . import capture, offloads, procacct, rcvlowat, samplers, shaping, topology, traffic
 
 OVS_RUN = "/var/run/openvswitch"
 LEAD_S = 1.0          # samplers run this long before time zero
@@ -186,13 +187,25 @@ def configure(db, job: dict) -> list:
             sh(cmd, node)
             applied.append({"node": node.name if node else "root", "cmd": cmd})
 
+    def offloads_off(dev, node=None):
+        """shaping.offloads_off(dev): in the UML testbed through ioctls (offloads.py, exact on its 6.1
+        kernel), elsewhere with ethtool itself; refuses a device that keeps one."""
+        if job.get("backend", "uml") != "uml":
+            run(shaping.offloads_off(dev), node)
+            return
+        after = samplers.in_netns(node.pid if node is not None else None, lambda: offloads.turn_off(dev))
+        if any(after.values()):
+            raise RuntimeError(f"{dev}: offloads still on after turning them off: {after}")
+        for cmd in shaping.offloads_off(dev):
+            applied.append({"node": node.name if node else "root", "cmd": cmd, "via": "SIOCETHTOOL"})
+
     if job["offloads"] == "off":
         for host in db.senders + db.receivers:
             for intf in db.interfaces[host.name]:
-                run(shaping.offloads_off(intf), host)
+                offloads_off(intf, host)
         for sw in db.net.switches:
             for intf in db.interfaces[sw.name]:
-                run(shaping.offloads_off(intf))
+                offloads_off(intf)
     for i, flow in enumerate(job["flows"]):
         if flow.get("access_rate_mbps"):
             run(shaping.access_link(db.senders[i].defaultIntf().name, flow["access_rate_mbps"],
@@ -205,7 +218,7 @@ def configure(db, job: dict) -> list:
         if job["rtt_on"] == "ingress":
             run(shaping.ingress_redirect(db.sender_side_ports[i], shaping.ifb_name(i)))
             if job["offloads"] == "off":
-                run(shaping.offloads_off(shaping.ifb_name(i)))
+                offloads_off(shaping.ifb_name(i))
         node, dev = shaping.delay_device(i, job["rtt_on"], db)
         run(shaping.netem_delay(dev, flow["rtt_ms"]), node if node in db.net.hosts else None)
     run(shaping.bottleneck(db.bottleneck_intf, job["bottleneck"]))
@@ -248,6 +261,20 @@ def loss_stats(db, job: dict, raw: pathlib.Path) -> None:
     (raw / "loss.json").write_text(json.dumps(stats, indent=1))
 
 
+def sysctl(node, name: str, value=None) -> str:
+    """Read (or write) a network sysctl as seen in a Mininet node's namespace (None: the root one),
+    through /proc/sys from inside the namespace: no `sysctl` process per call (each guest process
+    costs the UML host 50-60 ms of CPU to start, bench/results/host-cost-2026-11-23.md)."""
+    path = "/proc/sys/" + name.replace(".", "/")
+
+    def access():
+        if value is None:
+            return pathlib.Path(path).read_text().strip()
+        pathlib.Path(path).write_text(str(value))
+        return str(value)
+    return samplers.in_netns(node.pid if node is not None else None, access)
+
+
 def tune_tcp_memory(job: dict, db) -> list:
     """Socket buffers large enough for the run's window (units.tcp_memory_bytes), after the
     dumbbell exists. Mininet sets tcp_rmem and tcp_wmem to '10240 87380 16777216' in the root
@@ -262,11 +289,11 @@ def tune_tcp_memory(job: dict, db) -> list:
     applied = []
     for node in [None] + db.senders + db.receivers:
         for name in ("tcp_rmem", "tcp_wmem"):
-            low, default, high = (int(x) for x in sh(["sysctl", "-n", f"net.ipv4.{name}"], node).split())
+            low, default, high = (int(x) for x in sysctl(node, f"net.ipv4.{name}").split())
             if high < need:
-                cmd = ["sysctl", "-w", f"net.ipv4.{name}={low} {default} {need}"]
-                sh(cmd, node)
-                applied.append({"node": node.name if node else "root", "cmd": cmd})
+                sysctl(node, f"net.ipv4.{name}", f"{low} {default} {need}")
+                applied.append({"node": node.name if node else "root",
+                                "cmd": ["sysctl", "-w", f"net.ipv4.{name}={low} {default} {need}"]})
     if need <= units.TCP_MEMORY_IN_BASE_BYTES:
         return applied
     path = pathlib.Path("/proc/sys/net/ipv4/tcp_mem")
@@ -284,8 +311,8 @@ def record_socket_limits(db, raw: pathlib.Path) -> None:
     the ceiling of an advertised window, for fidelity.py's socket_buffers check."""
     out = []
     for i, node in enumerate(db.receivers, 1):
-        rmem = [int(x) for x in sh(["sysctl", "-n", "net.ipv4.tcp_rmem"], node).split()]
-        scale = int(sh(["sysctl", "-n", "net.ipv4.tcp_adv_win_scale"], node))
+        rmem = [int(x) for x in sysctl(node, "net.ipv4.tcp_rmem").split()]
+        scale = int(sysctl(node, "net.ipv4.tcp_adv_win_scale"))
         out.append({"flow": i, "tcp_rmem": rmem, "tcp_adv_win_scale": scale})
     (raw / "socket_limits.json").write_text(json.dumps(out, indent=1))
 
@@ -328,6 +355,42 @@ def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
     if line != "ready":
         raise RuntimeError(f"sampler failed to start (said {line!r}, exit {proc.poll()})")
     return proc
+
+
+def start_receivers(db, job: dict, raw: pathlib.Path) -> list:
+    """Start each flow's receiver and, for bulk.py, wait until it listens; [(proc, report file)]."""
+    name, servers = traffic.tool(job), []
+    for i, f in enumerate(job["flows"]):
+        path = raw / f"{name}_receiver_{f['flow']}.json"
+        if name == "iperf3":
+            out = open(path, "w")
+            servers.append((db.receivers[i].popen(traffic.server_cmd(f["flow"], name), stdout=out,
+                                                  stderr=subprocess.STDOUT), out))
+            continue
+        proc = db.receivers[i].popen(traffic.server_cmd(f["flow"], name), stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        line = proc.stdout.readline()
+        if '"listening"' not in line:
+            proc.kill()
+            raise RuntimeError(f"receiver of flow {f['flow']} did not start: {line.strip()!r}"
+                               f" {proc.stdout.read().strip()!r}")
+        servers.append((proc, path))
+    return servers
+
+
+def stop_receivers(servers: list) -> None:
+    """Stop receivers still running (a flow that never ended) and keep bulk.py's reports."""
+    for proc, out in servers:
+        if proc.poll() is None:
+            proc.kill()
+        if isinstance(out, pathlib.Path):
+            text = proc.stdout.read()
+            tmp = out.with_name(out.name + ".tmp")
+            tmp.write_text(text)
+            tmp.rename(out)
+        else:
+            out.close()
+        proc.wait()
 
 
 def start_captures(db, job: dict, raw: pathlib.Path) -> list:
@@ -393,8 +456,9 @@ def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> 
         if event["kind"] == "snapshot":
             snapshot(db, raw)
         elif event["kind"] == "start":
-            out = open(raw / f"iperf3_client_{event['flow']}.json", "w")
-            cmd = traffic.client_cmd(job["flows"][i], topology.ip_of(db.receivers[i]))
+            name = traffic.tool(job)
+            out = open(raw / f"{name}_sender_{event['flow']}.json", "w")
+            cmd = traffic.client_cmd(job["flows"][i], topology.ip_of(db.receivers[i]), name)
             clients.append((db.senders[i].popen(cmd, stdout=out, stderr=subprocess.PIPE), out))
             if on_start is not None:
                 on_start(i)
@@ -433,8 +497,7 @@ def main(run_dir: str) -> int:
         measure_base_rtt(db, job, raw)
         loss_cmds, loss_seeded = apply_loss(db, job)
         applied += loss_cmds
-        servers = [db.receivers[i].popen(traffic.server_cmd(f["flow"]), stdout=open(raw / f"iperf3_server_{f['flow']}.json", "w"),
-                                         stderr=subprocess.STDOUT) for i, f in enumerate(job["flows"])]
+        servers = start_receivers(db, job, raw)
         until = time.time() + 60 + LEAD_S + job["duration_s"] + TAIL_S
         sampler = start_samplers(db, job, raw, until)
         captures = start_captures(db, job, raw) if job["capture"] == "bottleneck" else []
@@ -447,7 +510,7 @@ def main(run_dir: str) -> int:
             acct = procacct.start_thread(job, raw, t0, TAIL_S)
 
         def receiver_lowat(i):
-            rcvlowat.apply_when_connected(servers[i].pid, traffic.port(job["flows"][i]["flow"]),
+            rcvlowat.apply_when_connected(servers[i][0].pid, traffic.port(job["flows"][i]["flow"]),
                                           job["receiver_lowat_bytes"], log)
         executed, clients = run_schedule(db, job, raw, t0,
                                          receiver_lowat if job.get("receiver_lowat_bytes") else None)
@@ -467,9 +530,7 @@ def main(run_dir: str) -> int:
         if loss_cmds:
             loss_stats(db, job, raw)
         stop_captures(captures, raw)
-        for proc in servers:
-            if proc.poll() is None:
-                proc.kill()
+        stop_receivers(servers)
         timings["guest_s"] = round(time.time() - t_start, 3)
         if marks is not None:
             marks["experiment_done"] = procacct.global_counters()
@@ -485,14 +546,19 @@ def main(run_dir: str) -> int:
         tmp.write_text(json.dumps(timeline, indent=1))
         tmp.rename(raw / "timeline.json")
         if failed:
-            log("iperf3 client(s) failed: " + "; ".join(failed))
+            log("sender(s) failed: " + "; ".join(failed))
             return 3
         log("done")
         return 0
     finally:
-        if job.get("backend", "uml") == "uml" and job["switch"] == "ovs":
-            record_ovs_state(raw)
-        db.net.stop()
+        if job.get("backend", "uml") == "uml":
+            # The guest powers off next and takes the network with it: Mininet's teardown (an
+            # `ip link del`, `ifconfig` or `brctl` process per interface and switch) would only
+            # cost the host CPU. On a native host it must run.
+            if job["switch"] == "ovs":
+                record_ovs_state(raw)
+        else:
+            db.net.stop()
 
 
 if __name__ == "__main__":

@@ -133,6 +133,9 @@ def decode_qdisc(payload: bytes) -> dict:
     return qd
 
 
+_RECV_BUFFER = bytearray(1 << 20)
+
+
 def _dump(protocol: int, request: bytes, sock=None) -> list:
     """Send a dump request; return the raw reply buffers (for decoding or capture)."""
     own = sock is None
@@ -140,8 +143,11 @@ def _dump(protocol: int, request: bytes, sock=None) -> list:
     try:
         sock.send(request)
         chunks = []
+        view = memoryview(_RECV_BUFFER)
         while True:
-            data = sock.recv(1 << 20)
+            # into one buffer allocated once: a fresh 1-MiB bytes per call costs the sampler an
+            # mmap, a munmap and page faults each time, and in the UML testbed each is a ptrace stop
+            data = bytes(view[:sock.recv_into(view)])
             chunks.append(data)
             types = [t for t, _ in iter_messages(data)]
             if NLMSG_ERROR in types:

@@ -11,6 +11,9 @@ started only once the guest is 10 s old: OVS 3.1.0 counts 0 CPUs before that and
 then starts no upcall handler, so nothing is forwarded (guest.wait_for_ovs_cpu_count
 explains why). Addresses: snd<i> is
 10.0.1.<i>, rcv<i> is 10.0.2.<i> (one /16, so flows are told apart by address).
+MAC addresses are the kernel's own (random, from the run's seed in the UML
+testbed): Mininet's autoSetMacs would start three `ifconfig` processes per
+host interface, and nothing here reads a MAC.
 """
 from dataclasses import dataclass, field
 
@@ -52,7 +55,7 @@ def _switch_class(kind: str):
 def build(n_flows: int, switch: str = "ovs", mtu: int = 1500) -> Dumbbell:
     """Create and start the dumbbell; returns handles for shaping and traffic."""
     net = Mininet(topo=DumbbellTopo(n_flows=n_flows, mtu=mtu), switch=_switch_class(switch),
-                  link=Link, controller=None, autoSetMacs=True, waitConnected=False)
+                  link=Link, controller=None, autoSetMacs=False, waitConnected=False)
     net.start()
     if mtu != DEFAULT_MTU:
         set_mtu(net, mtu)

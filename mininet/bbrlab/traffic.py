@@ -1,25 +1,44 @@
-"""Bulk TCP flows with iperf3 and the schedule that starts them.
+"""Bulk TCP flows and the schedule that starts them.
 
-Flow i sends from snd<i> to an iperf3 server on rcv<i>, port 5200 + i, with
-the flow's congestion control (`iperf3 -C`). Sender and receiver sockets are
-sampled separately (samplers.py); iperf3's own JSON report is kept in raw/
-as a cross-check only.
+Flow i sends from snd<i> to a receiver on rcv<i>, port 5200 + i, with the
+flow's congestion control. The two ends are bulk.py (the default: one system
+call per receiver wake-up, which is what a User-Mode Linux run's host cost is
+made of) or, when the job says `traffic_tool: iperf3` (bench/receiver_bench.py
+compares the two), iperf3 with `-C`. Sender and receiver sockets are sampled
+separately (samplers.py); the tools' own reports are kept in raw/ as a
+cross-check only.
 """
+import pathlib
+import sys
+
 BASE_PORT = 5200
+TOOLS = ("bulk", "iperf3")
+BULK = str(pathlib.Path(__file__).with_name("bulk.py"))
 
 
 def port(flow_number: int) -> int:
     return BASE_PORT + flow_number
 
 
-def server_cmd(flow_number: int) -> list:
-    return ["iperf3", "-s", "-1", "-p", str(port(flow_number)), "-J"]
+def tool(job: dict) -> str:
+    name = job.get("traffic_tool", "bulk")
+    if name not in TOOLS:
+        raise ValueError(f"traffic_tool must be one of {', '.join(TOOLS)}, got {name!r}")
+    return name
 
 
-def client_cmd(flow: dict, server_ip: str) -> list:
+def server_cmd(flow_number: int, name: str = "bulk") -> list:
+    if name == "iperf3":
+        return ["iperf3", "-s", "-1", "-p", str(port(flow_number)), "-J"]
+    return [sys.executable, BULK, "receive", str(port(flow_number))]
+
+
+def client_cmd(flow: dict, server_ip: str, name: str = "bulk") -> list:
     seconds = flow["stop_s"] - flow["start_s"]
-    return ["iperf3", "-c", server_ip, "-p", str(port(flow["flow"])), "-t", f"{seconds:g}",
-            "-C", flow["cc"], "-J", "-i", "1"]
+    if name == "iperf3":
+        return ["iperf3", "-c", server_ip, "-p", str(port(flow["flow"])), "-t", f"{seconds:g}",
+                "-C", flow["cc"], "-J", "-i", "1"]
+    return [sys.executable, BULK, "send", server_ip, str(port(flow["flow"])), f"{seconds:g}", flow["cc"]]
 
 
 def schedule(job: dict) -> list:

@@ -1,0 +1,112 @@
+"""The flows' two ends (bbrlab/bulk.py), on the host's loopback: no testbed boot.
+
+What the experiments rely on: the sender keeps writing for exactly its time
+(also when a write is blocked on a full buffer), with the congestion control
+asked for, and everything it wrote arrives; the receiver takes all that is
+queued in one read (the property that makes it cheap on User-Mode Linux and
+keeps the ACK stream what iperf3's reads made it); a bad request fails with
+its reason."""
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bbrlab import traffic
+
+BULK = pathlib.Path(traffic.BULK)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_receiver(port):
+    proc = subprocess.Popen([sys.executable, str(BULK), "receive", str(port)], stdout=subprocess.PIPE, text=True)
+    assert json.loads(proc.stdout.readline()) == {"listening": port}
+    return proc
+
+
+def test_everything_written_arrives_and_the_sender_stops_on_time():
+    port = free_port()
+    rcv = start_receiver(port)
+    t = time.monotonic()
+    snd = subprocess.run([sys.executable, str(BULK), "send", "127.0.0.1", str(port), "1.5", "cubic"],
+                         capture_output=True, text=True, timeout=30)
+    elapsed = time.monotonic() - t
+    assert snd.returncode == 0, snd.stderr
+    sent = json.loads(snd.stdout)
+    got = json.loads(rcv.communicate(timeout=30)[0])
+    assert sent["cc"] == "cubic"                # the receiver's own socket uses the host's default
+    assert 1.4 <= sent["end"] - sent["start"] <= 2.0
+    assert elapsed < 5
+    assert sent["bytes"] > 10 * 128 * 1024
+    assert got["bytes"] == sent["bytes"]
+
+
+def test_a_write_blocked_on_a_full_buffer_ends_at_the_deadline():
+    # a peer that accepts and never reads: every write blocks once the buffers are full
+    with socket.socket() as lst:
+        lst.bind(("127.0.0.1", 0))
+        lst.listen(1)
+        port = lst.getsockname()[1]
+        snd = subprocess.Popen([sys.executable, str(BULK), "send", "127.0.0.1", str(port), "1", "cubic"],
+                               stdout=subprocess.PIPE, text=True)
+        conn, _ = lst.accept()
+        try:
+            out, _ = snd.communicate(timeout=20)
+        finally:
+            conn.close()
+    report = json.loads(out)
+    assert 0.95 <= report["end"] - report["start"] <= 1.5
+    assert 0 < report["bytes"] < 64 << 20
+
+
+def test_one_read_takes_all_that_is_queued():
+    port = free_port()
+    rcv = start_receiver(port)
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        time.sleep(0.3)                          # the receiver is in its read
+        os.kill(rcv.pid, signal.SIGSTOP)
+        payload = bytes(1 << 20)
+        s.sendall(payload)                       # 1 MiB queued while it cannot read
+        time.sleep(0.3)
+        os.kill(rcv.pid, signal.SIGCONT)
+    got = json.loads(rcv.communicate(timeout=30)[0])
+    assert got["bytes"] == len(payload)
+    assert got["reads"] <= (len(payload) >> 17) + 3      # 128-KiB reads (+ what arrived before the stop)
+
+
+def test_unknown_congestion_control_is_refused_by_name():
+    port = free_port()
+    rcv = start_receiver(port)
+    try:
+        snd = subprocess.run([sys.executable, str(BULK), "send", "127.0.0.1", str(port), "1", "no_such_cc"],
+                             capture_output=True, text=True, timeout=30)
+    finally:
+        rcv.kill()
+        rcv.wait()
+    assert snd.returncode != 0
+    assert "no_such_cc" in snd.stderr and "not available" in snd.stderr
+
+
+@pytest.mark.parametrize("argv", [["send", "127.0.0.1", "5200", "0", "bbr"], ["send", "x"], ["listen", "1"]])
+def test_bad_arguments_get_usage(argv):
+    res = subprocess.run([sys.executable, str(BULK), *argv], capture_output=True, text=True, timeout=30)
+    assert res.returncode == 2 and "usage" in res.stderr
+
+
+def test_traffic_tool_choice():
+    flow = {"flow": 2, "cc": "bbr", "start_s": 1.0, "stop_s": 11.0}
+    assert traffic.client_cmd(flow, "10.0.0.4")[1:] == [traffic.BULK, "send", "10.0.0.4", "5202", "10", "bbr"]
+    assert traffic.client_cmd(flow, "10.0.0.4", "iperf3")[:2] == ["iperf3", "-c"]
+    assert traffic.tool({}) == "bulk"
+    with pytest.raises(ValueError, match="traffic_tool"):
+        traffic.tool({"traffic_tool": "netperf"})
