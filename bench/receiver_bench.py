@@ -2,7 +2,7 @@
 """The flows' two ends, iperf3 against bulk.py: host cost and what the flows see.
 
     .venv/bin/python bench/receiver_bench.py [--seeds 1 2 3] [--duration 12] [--rate 100]
-        [--out bench/results/receiver-<date>.md]
+        [--keep DIR [--reuse]] [--out bench/results/receiver-<date>.md]
 
 For each seed runs bench/host_cost_profile.py once with each traffic tool
 (iperf3 first for odd seeds, bulk.py first for even ones, so that drift in
@@ -35,6 +35,8 @@ TOOLS = ("iperf3", "bulk")
 
 def run_one(tool, seed, args, keep: pathlib.Path) -> tuple:
     out = keep / f"{tool}-{seed}.json"
+    if args.reuse and out.exists() and (keep / f"{tool}-{seed}" / "run" / "run.json").exists():
+        return out, keep / f"{tool}-{seed}" / "run"
     cmd = [sys.executable, str(REPO / "bench" / "host_cost_profile.py"), "--traffic", tool, "--seed", str(seed),
            "--duration", str(args.duration), "--rate", str(args.rate), "--tag", f"{tool}-seed{seed}",
            "--keep", str(keep / f"{tool}-{seed}"), "--out", str(out)]
@@ -102,6 +104,8 @@ def main():
     parser.add_argument("--duration", type=float, default=12)
     parser.add_argument("--rate", type=float, default=100)
     parser.add_argument("--keep", help="keep the runs here (default: a temporary directory)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="with --keep: take runs already there instead of running them again")
     parser.add_argument("--out")
     args = parser.parse_args()
     out = pathlib.Path(args.out or REPO / "bench" / "results" / f"receiver-{datetime.date.today()}.md")

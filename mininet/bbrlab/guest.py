@@ -180,11 +180,14 @@ def check_congestion_controls(job: dict) -> list:
 
 def configure(db, job: dict) -> list:
     """Apply offloads, pacing qdisc, per-flow delay and the bottleneck; returns the commands."""
-    applied = []
+    applied, root = [], []
 
     def run(cmds, node=None):
         for cmd in cmds:
-            sh(cmd, node)
+            if node is None and cmd[0] in BATCHED:
+                root.append(cmd)            # run below, one batch per tool
+            else:
+                sh(cmd, node)
             applied.append({"node": node.name if node else "root", "cmd": cmd})
 
     def offloads_off(dev, node=None):
@@ -217,12 +220,36 @@ def configure(db, job: dict) -> list:
                 db.receivers[i])
         if job["rtt_on"] == "ingress":
             run(shaping.ingress_redirect(db.sender_side_ports[i], shaping.ifb_name(i)))
-            if job["offloads"] == "off":
-                offloads_off(shaping.ifb_name(i))
         node, dev = shaping.delay_device(i, job["rtt_on"], db)
         run(shaping.netem_delay(dev, flow["rtt_ms"]), node if node in db.net.hosts else None)
     run(shaping.bottleneck(db.bottleneck_intf, job["bottleneck"]))
+    run_batched(root)
+    if job["rtt_on"] == "ingress" and job["offloads"] == "off":
+        for i in range(len(job["flows"])):
+            offloads_off(shaping.ifb_name(i))
     return applied
+
+
+# Root-namespace `ip` and `tc` commands of the set-up run as one `ip -batch` and one `tc -batch`
+# (all `ip` first: they create the ifb devices the `tc` filters redirect to), not a process each.
+BATCHED = ("ip", "tc")
+
+
+def run_batched(cmds: list) -> None:
+    """Run root-namespace ip/tc argv lists, in order within each tool, one batch process per tool;
+    a failing line is named with its command."""
+    for tool in BATCHED:
+        lines = [cmd[1:] for cmd in cmds if cmd[0] == tool]
+        if not lines:
+            continue
+        if any(any(c.isspace() or c in "\"'\\#" for c in arg) for line in lines for arg in line):
+            raise ValueError(f"{tool} -batch cannot carry these arguments: {lines}")
+        res = subprocess.run([tool, "-batch", "-"], input="\n".join(" ".join(line) for line in lines) + "\n",
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"command failed ({res.returncode}) in `{tool} -batch` of:\n"
+                               + "\n".join(f"  {tool} {' '.join(line)}" for line in lines)
+                               + f"\n{res.stdout}{res.stderr}")
 
 
 def netem_seed_supported() -> bool:

@@ -20,7 +20,7 @@ PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
 QDISCS = {"netem": ["netem", "delay", "1ms"], "fq": ["fq"], "tbf": ["tbf", "rate", "1mbit", "burst", "3000", "limit", "3000"],
           "htb": ["htb"], "red": ["red", "limit", "400000", "min", "30000", "max", "90000", "avpkt", "1000",
                                   "burst", "55", "probability", "0.02", "bandwidth", "10mbit"]}
-TOOLS = ["tc", "ip", "ethtool", "iperf3", "ping", "mnexec", "brctl"]
+TOOLS = ["tc", "ip", "ethtool", "ping", "mnexec", "brctl"]   # the flows run bulk.py (python3); iperf3 only with traffic_tool: iperf3
 
 
 def _run(cmd):
