@@ -19,7 +19,14 @@ each pinned on Tang's default setting (10 Mbit/s, 200 ms, 1.5 BDP, one flow):
   interval computed as Linux computes it (Ns3Backend(linux_rate_interval=True), an
   experiment switch) the same run fills the link as the kernel does (9.0 Mbit/s; Tang
   9.12).
-Three simulations, about 10 s of host CPU together.
+- After the timeout the project's BBR stays in ns-3's loss state (CA_LOSS) for about
+  19 s with a cwnd of 4: ns-3 3.37 reports a sample's losses as the change of the
+  scoreboard's lost count, so every ACK that SACKs or acknowledges one of the segments
+  the timeout marked lost counts as a new loss, and BBR's "cwnd - losses + acked"
+  (Linux's bbr_set_cwnd) stays put; the ~340 segments that were really lost go out at
+  4 per round trip. With Linux's count (Ns3Backend(linux_losses=True), an experiment
+  switch) the cwnd grows on those ACKs and the state ends within 3.2 s.
+Four simulations, about 6 s of host CPU together.
 """
 import csv
 import statistics
@@ -44,6 +51,7 @@ flows:
 TCPBBR = "cc: bbr"
 PROJECT_BBR = "cc: bbq, module_params: {alpha_us: 10000000}"   # BBQ with rho = min_rtt: BBR v1
 CA_LOSS = "4"          # TcpSocketState::TcpCongState_t
+CWND_MIN_TARGET = 4    # BBR's cwnd floor (packets)
 DELAYED_ACK_S = 0.040  # the receiver's delayed-ACK timer (dumbbell.cc: Linux's minimum)
 
 
@@ -72,6 +80,20 @@ def tcpbbr(tmp_path_factory):
     if NS3_MISSING:
         pytest.skip(NS3_MISSING)
     return run(tmp_path_factory, TCPBBR, 11, "tcpbbr")
+
+
+def loss_episode(rows):
+    """The first CA_LOSS episode: its per-ACK rows and the first row after it."""
+    start = next(i for i, r in enumerate(rows) if r["ca_state"] == CA_LOSS)
+    end = next(i for i in range(start, len(rows)) if rows[i]["ca_state"] != CA_LOSS)
+    return rows[start:end], rows[end]
+
+
+@pytest.fixture(scope="module")
+def project_bbr_linux_losses(tmp_path_factory):
+    if NS3_MISSING:
+        pytest.skip(NS3_MISSING)
+    return run(tmp_path_factory, PROJECT_BBR, 10, "bbrlosses", linux_losses=True)
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +176,59 @@ def test_linux_rate_interval_is_opt_in_and_recorded(project_bbr):
     for fix, (run_dir, _) in project_bbr.items():
         conf = (run_dir / "raw" / "ns3.conf").read_text().splitlines()
         assert ("linux_rate_interval=1" in conf) is fix, conf
+
+
+@needs_ns3
+def test_project_bbr_loss_state_is_held_by_ns3_loss_count(project_bbr, project_bbr_linux_losses):
+    """Why the project's BBR (Linux's algorithm) stays in CA_LOSS for about 19 s after
+    Startup's timeout. ns-3 leaves CA_LOSS at the first ACK at or above the highest
+    sequence sent before the timeout (m_recover). The timeout marks every unsacked
+    segment lost. ns-3 3.37 passes as the sample's losses the change of the lost count
+    over the ACK, so each ACK that SACKs or acknowledges one of them reports a loss for
+    each packet it delivers, and BBR's cwnd (cwnd - losses, then + acked, floor 4) does
+    not grow. The segments really lost go out at the rate 4 packets per round trip
+    allows. Linux counts only packets an ACK newly marks lost (tp->lost - lost): zero on
+    these ACKs, so its cwnd grows by what they deliver. With that count the state ends
+    within 3.2 s."""
+    off_dir, _ = project_bbr[False]
+    rows = trace(off_dir)
+    episode, after = loss_episode(rows)
+    first = episode[0]
+    recover = int(first["high_seq"])          # m_recover = the highest sequence sent at the timeout
+    mss = 1460
+    outstanding = (recover - int(first["ack_seq"])) // mss
+    assert outstanding > 1000, outstanding
+    assert int(first["lost_out"]) > 700, first   # the timeout marked the unsacked ones lost
+    # the state lasts until the cumulative ACK reaches m_recover, and that is long
+    duration = float(after["t_s"]) - float(first["t_s"])
+    assert all(int(r["ack_seq"]) < recover for r in episode)
+    assert int(after["ack_seq"]) >= recover
+    assert duration > 12, duration
+    # ns-3's losses on every ACK: the fall of the lost count (never a rise: nothing newly
+    # marked, Linux's count would be 0), equal to the packets the ACK delivered
+    pairs = list(zip(episode, episode[1:]))
+    assert all(int(r["losses"]) == int(p["lost_out"]) - int(r["lost_out"]) for p, r in pairs)
+    delivering = [r for r in episode if int(r["acked"]) > 0]
+    assert sum(r["losses"] == r["acked"] for r in delivering) >= 0.99 * len(delivering), len(delivering)
+    # so the cwnd stays at BBR's floor
+    cwnds = sorted(int(r["cwnd"]) for r in episode)
+    assert cwnds[len(cwnds) // 2] <= CWND_MIN_TARGET + 1, cwnds[len(cwnds) // 2]
+    # and the segments still lost once the cumulative ACK first moved (the others had
+    # arrived) go out at one per ACK: their count times the ACK spacing is the rest of
+    # the state's length
+    moved = next(r for r in episode if int(r["ack_seq"]) > int(first["ack_seq"]))
+    rest = [r for r in episode if float(r["t_s"]) > float(moved["t_s"])]
+    retransmitted = int(after["retx_segs"]) - int(moved["retx_segs"])
+    gaps = sorted(float(b["t_s"]) - float(a["t_s"]) for a, b in zip(rest, rest[1:]))
+    left = float(after["t_s"]) - float(moved["t_s"])
+    assert retransmitted > 250, retransmitted
+    assert retransmitted * gaps[len(gaps) // 2] == pytest.approx(left, rel=0.2), (retransmitted, gaps[len(gaps) // 2], left)
+    # Linux's loss count: the same timeout, no losses on those ACKs, the cwnd grows
+    # and the state ends soon
+    on_dir, _ = project_bbr_linux_losses
+    episode, after = loss_episode(trace(on_dir))
+    assert sum(int(r["losses"]) > 0 for r in episode) <= 0.01 * len(episode)
+    assert max(int(r["cwnd"]) for r in episode) > 30
+    assert float(after["t_s"]) - float(episode[0]["t_s"]) < 3.2
+    assert (on_dir / "raw" / "ns3.conf").read_text().splitlines().count("linux_losses=1") == 1
+    assert ns3_backend.Ns3Backend().linux_losses is False

@@ -100,11 +100,18 @@ burst_bytes other than the default.
 Tests may ask for per-ACK records of the project's BBR (Ns3Backend(cc_trace=
 True): raw/cc_trace_<i>.csv with mode, gains, min_rtt, RTT and delivery-rate
 samples with their interval as ns-3 gave it and as Linux would compute it, the
-bandwidth estimate, pacing rate, inflight, cwnd and the variant's decision; for
+bandwidth estimate, pacing rate, inflight, cwnd, the variant's decision, and the
+sample's losses, the cumulative ACK, the highest sequence sent, timeouts, the
+retransmission timer, retransmissions and the socket's scoreboard; for
 ns-3's TcpBbr its state, gains and the same sample columns); they are not part
 of the tidy data. Ns3Backend(linux_rate_interval=True) is an experiment switch,
 off by default, for the project's BBR only: its samples' interval computed as
 Linux's tcp_rate_gen computes it (ns3/bbr_v1.h says why ns-3 3.37's differs).
+Ns3Backend(linux_losses=True), the same kind of switch: the project's BBR
+counts a sample's losses as Linux does (packets the ACK newly marked lost), not
+as ns-3 3.37's change of the lost count, which also counts a lost-marked segment
+an ACK delivers (ns3/bbr_v1.h; what it does after a timeout in
+bench/results/ns3-bbr-2026-11-23.md).
 
 The compile flags are spelled out (CXXFLAGS, LIBS): Debian's ns3-*.pc files
 give a broken include flag (`-I/usr` followed by a backslash and a semicolon).
@@ -280,7 +287,7 @@ def config_lines(job: dict, out_dir: pathlib.Path) -> list:
 class Ns3Backend:
     name = "ns3"
 
-    def __init__(self, build_dir=None, cc_trace=False, linux_rate_interval=False, **_ignored):
+    def __init__(self, build_dir=None, cc_trace=False, linux_rate_interval=False, linux_losses=False, **_ignored):
         self.build_dir = pathlib.Path(build_dir or BUILD_DIR)
         self.program = self.build_dir / "dumbbell"
         # per-ACK records of the project's BBR and its variants (raw/cc_trace_<i>.csv: mode,
@@ -292,6 +299,11 @@ class Ns3Backend:
         # phase starts at the previous sample's prior time; ns3/bbr_v1.h). ns-3's TcpBbr
         # is never changed. Recorded in raw/ns3.conf.
         self.linux_rate_interval = linux_rate_interval
+        # An experiment, off by default: the project's BBR counts a sample's losses as
+        # Linux does (packets the ACK newly marked lost) instead of taking ns-3 3.37's
+        # change of the lost count, which also counts lost-marked segments an ACK
+        # delivers (ns3/bbr_v1.h). Recorded in raw/ns3.conf.
+        self.linux_losses = linux_losses
 
     # ------------------------------------------------------------------ the program
     def _compile_command(self, output) -> list:
@@ -358,7 +370,8 @@ class Ns3Backend:
         raw.mkdir(exist_ok=True)
         conf = raw / "ns3.conf"
         conf.write_text("\n".join(config_lines(job, raw) + (["cc_trace=1"] if self.cc_trace else [])
-                                  + (["linux_rate_interval=1"] if self.linux_rate_interval else [])) + "\n")
+                                  + (["linux_rate_interval=1"] if self.linux_rate_interval else [])
+                                  + (["linux_losses=1"] if self.linux_losses else [])) + "\n")
         console = raw / "console.log"
         # The simulation's cost grows with the packets it moves, and faster than they do
         # (measured, 10 s of two flows: 0.23 host CPU-s per simulated s at 100 Mbit/s,

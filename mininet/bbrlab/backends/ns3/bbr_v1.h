@@ -63,6 +63,20 @@
 //   recomputes the interval as Linux's tcp_rate_gen does, from the sample's own
 //   prior time, and invalidates it below min_rtt as Linux does: an experiment
 //   that isolates this one difference, not a model of ns-3.
+// - The rate sample's losses: Linux's rs->losses is the number of packets this
+//   ACK newly marked lost (tcp_ack: tp->lost - lost; tp->lost only grows). ns-3
+//   3.37 (TcpSocketBase::ReceivedAck, still so in 3.48) passes the absolute change
+//   of the scoreboard's lost count over the ACK, so an ACK that SACKs or
+//   cumulatively acknowledges a segment marked lost reports it as a new loss.
+//   After a retransmission timeout, which marks every unsacked segment lost, every
+//   ACK then reports as many losses as it delivers: bbr_set_cwnd_to_recover_or_
+//   restore's "cwnd -= losses" and bbr_set_cwnd's "+ acked" cancel, and the cwnd
+//   stays at its floor (4) on those ACKs; Linux's grows by each ACK's delivered
+//   packets. In Tang's setting that keeps a flow in CA_LOSS for 19 s
+//   (bench/results/ns3-bbr-2026-11-23.md). The model uses ns-3's
+//   count as it is; `linuxLosses` (Ns3Backend(linux_losses=True), off unless asked
+//   for) counts only the increase of the lost count over the ACK, as Linux does
+//   (an ACK that both marks and clears counts the net increase): an experiment.
 #ifndef BBRLAB_BBR_V1_H
 #define BBRLAB_BBR_V1_H
 
@@ -125,9 +139,24 @@ class BbrV1 : public TcpCongestionOps
     }
 
     FILE* trace = nullptr;  // per-ACK records (dumbbell's cc_trace), or none
+
+    // The sending socket: its scoreboard for linuxLosses, and for the trace its
+    // retransmission timer and scoreboard (segments marked lost, sacked, retransmitted),
+    // written beside each ACK.
+    void Socket(Ptr<TcpSocketBase> socket)
+    {
+        m_socket = socket;
+        socket->TraceConnectWithoutContext("RTO", MakeCallback(&BbrV1::OnRto, this));
+        socket->TraceConnectWithoutContext("Tx", MakeCallback(&BbrV1::OnTx, this));
+    }
     // Rate-sample interval as Linux computes it instead of ns-3 3.37's (see the header
     // comment); an experiment switch, off by default.
     bool linuxRateInterval = false;
+    // The sample's losses as Linux counts them (packets newly marked lost by this ACK)
+    // instead of ns-3 3.37's change of the scoreboard's lost count, which an ACK of a
+    // segment marked lost also makes (see the header comment); an experiment switch, off
+    // by default; it reads the socket's scoreboard (Socket()).
+    bool linuxLosses = false;
 
     // ------------------------------------------------------------ what samplers read
     uint32_t PacingGain() const
@@ -211,6 +240,9 @@ class BbrV1 : public TcpCongestionOps
         {
             BbrSample rs;
             rs.losses = 1;
+            m_rtos++;  // ns-3 calls this on every timeout, also one in CA_LOSS
+            if (m_socket)  // the timeout has marked the segments lost (not a loss of an ACK)
+                m_lostOut = m_socket->GetTxBuffer()->GetLost();
             m_prevCaState = TcpSocketState::CA_LOSS;
             m_fullBw = 0;
             m_roundStart = true;  // treat an RTO like the end of a round
@@ -266,6 +298,15 @@ class BbrV1 : public TcpCongestionOps
         rs.priorDeliveredBytes = r.m_priorDelivered;
         rs.priorInFlight = Pkts(r.m_priorInFlight);
         rs.losses = (int32_t)Pkts(r.m_bytesLoss);
+        if (m_socket)
+        {
+            // ns-3 3.37's m_bytesLoss is |lost now - lost before the ACK| (TcpSocketBase::
+            // ReceivedAck); Linux's rs->losses counts only what the ACK newly marked lost
+            uint32_t lostOut = m_socket->GetTxBuffer()->GetLost();
+            if (linuxLosses)
+                rs.losses = lostOut > m_lostOut ? (int32_t)Pkts(lostOut - m_lostOut) : 0;
+            m_lostOut = lostOut;
+        }
         rs.ackedSacked = Pkts(r.m_ackedSacked);
         rs.isAppLimited = r.m_isAppLimited;
         if (tcb->m_lastRtt.Get() > Time(0))
@@ -862,12 +903,51 @@ class BbrV1 : public TcpCongestionOps
                      (long long)m_linuxIntervalUs, rs.deliveredPkts,
                      (unsigned long long)m_tcb->m_pacingRate.Get().GetBitRate(), InFlight(m_tcb),
                      m_tcb->GetCwndInSegments(), (int)m_tcb->m_congState.Get());
+        // loss recovery: the sample's losses and (s)acked packets as this model took them,
+        // the cumulative ACK and the highest sequence sent (bytes, data from 1), the
+        // timeouts so far and the timer (ms), segments (re)transmitted so far, and the
+        // scoreboard after this ACK (packets marked lost, sacked, retransmitted)
+        std::fprintf(trace, ",%d,%u,%u,%u,%u,%lld,%llu,%llu", rs.losses, rs.ackedSacked,
+                     m_tcb->m_lastAckedSeq.GetValue(), m_tcb->m_highTxMark.Get().GetValue(), m_rtos,
+                     (long long)m_rtoMs, (unsigned long long)m_txSegs, (unsigned long long)m_retxSegs);
+        if (m_socket)
+        {
+            Ptr<TcpTxBuffer> txb = m_socket->GetTxBuffer();
+            std::fprintf(trace, ",%u,%u,%u", Pkts(txb->GetLost()), Pkts(txb->GetSacked()),
+                         Pkts(txb->GetRetransmitsCount()));
+        }
+        else
+            std::fprintf(trace, ",,,");
         std::fputc('\n', trace);
+    }
+
+    void OnRto(Time, Time now)
+    {
+        m_rtoMs = now.GetMilliSeconds();
+    }
+
+    void OnTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    {
+        uint32_t len = p->GetSize();
+        if (len == 0)
+            return;
+        uint32_t seq = h.GetSequenceNumber().GetValue();
+        m_txSegs++;
+        if (m_highestSent && (int32_t)(seq - m_highestSent) < 0)
+            m_retxSegs++;
+        if (!m_highestSent || (int32_t)(seq + len - m_highestSent) > 0)
+            m_highestSent = seq + len;
     }
 
     // ------------------------------------------------------------ state (struct bbr)
     Ptr<UniformRandomVariable> m_uv;
     Ptr<TcpSocketState> m_tcb;         // for the trace only
+    Ptr<TcpSocketBase> m_socket;       // the sending socket (Socket), or none
+    uint32_t m_lostOut = 0;            // its bytes marked lost after the last ACK or timeout
+    uint32_t m_rtos = 0;               // timeouts (trace)
+    int64_t m_rtoMs = 0;               // the retransmission timer (trace)
+    uint64_t m_txSegs = 0, m_retxSegs = 0;  // data segments sent, of which retransmissions (trace)
+    uint32_t m_highestSent = 0;        // sequence after the highest byte sent (trace)
     int64_t m_ns3IntervalUs = -1;      // this ACK's sample interval as ns-3 gave it
     int64_t m_linuxIntervalUs = -1;    // ... and as Linux's tcp_rate_gen computes it
     uint32_t m_mss = 1448;

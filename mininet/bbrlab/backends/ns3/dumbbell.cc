@@ -803,10 +803,20 @@ main(int argc, char** argv)
                 std::fprintf(f.ccTrace, "t_s,mode,pacing_gain,cwnd_gain,cycle_idx,min_rtt_us,rtt_us,"
                                         "prior_inflight,bw,delivery_rate,flag,q_256,bdp_256,"
                                         "ns3_interval_us,linux_interval_us,delivered_pkts,pacing_bps,"
-                                        "inflight,cwnd,ca_state\n");
+                                        "inflight,cwnd,ca_state,losses,acked,ack_seq,high_seq,rtos,rto_ms,"
+                                        "tx_segs,retx_segs,lost_out,sacked_out,retrans_out\n");
         }
-        f.socket->SetCongestionControlAlgorithm(MakeCongestionControl(f.cc, &f.obs, params, f.ccTrace,
-                                                                      c.Num("linux_rate_interval", 0) != 0));
+        Ptr<TcpCongestionOps> cc = MakeCongestionControl(f.cc, &f.obs, params, f.ccTrace,
+                                                         c.Num("linux_rate_interval", 0) != 0);
+        if (Ptr<bbrlab::BbrV1> bbr = DynamicCast<bbrlab::BbrV1>(cc))
+        {
+            // the project's BBR reads the socket's scoreboard: Linux's loss count (an
+            // experiment) and the trace's columns
+            bbr->linuxLosses = c.Num("linux_losses", 0) != 0;
+            if (f.ccTrace || bbr->linuxLosses)
+                bbr->Socket(f.socket);
+        }
+        f.socket->SetCongestionControlAlgorithm(cc);
         // Pacing: with the fq qdisc (sender_qdisc: fq) Linux paces every flow at its
         // socket's pacing rate; without it only BBR (and its variants) paces itself.
         f.socket->SetPacingStatus(paceAll || PacesItself(f.cc));
