@@ -1,5 +1,7 @@
 """Offloads off through ioctls (bbrlab/offloads.py), checked against ethtool's own reading, on
 the host's loopback device in a fresh network namespace: no testbed boot."""
+import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -7,6 +9,9 @@ import sys
 import pytest
 
 from bbrlab import shaping
+
+# the child Python imports the package the way the guest does
+ENV = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1] / "mininet"))
 
 pytestmark = pytest.mark.skipif(not shutil.which("unshare") or not shutil.which("ethtool"),
                                 reason="needs unshare and ethtool (root)")
@@ -23,7 +28,7 @@ print(json.dumps({"before": before, "after": after, "ethtool": shown}))
 
 def test_turn_off_is_what_ethtool_reports():
     res = subprocess.run(["unshare", "-n", sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, env=ENV)
     if res.returncode != 0 and "Operation not permitted" in res.stderr:
         pytest.skip("no permission to create a network namespace")
     assert res.returncode == 0, res.stderr
@@ -47,5 +52,5 @@ def test_turn_off_is_what_ethtool_reports():
 def test_unknown_device_names_it():
     res = subprocess.run(["unshare", "-n", sys.executable, "-c",
                           "from bbrlab import offloads; offloads.turn_off('nosuchdev0')"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, env=ENV)
     assert res.returncode != 0 and "nosuchdev0" in res.stderr

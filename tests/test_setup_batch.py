@@ -1,6 +1,8 @@
 """The set-up's root-namespace ip/tc commands run as one batch per tool (guest.run_batched), on
 the host in a fresh network namespace: no testbed boot. (The bridges' own `ip -batch`, in
 topology.py, is exercised by every booted test: nothing is forwarded without it.)"""
+import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -8,6 +10,9 @@ import sys
 import pytest
 
 from bbrlab import guest
+
+# the child Python imports the package the way the guest does
+ENV = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1] / "mininet"))
 
 needs_netns = pytest.mark.skipif(not shutil.which("unshare"), reason="needs unshare (root)")
 
@@ -25,7 +30,7 @@ print(subprocess.run(["ip", "link", "show", "lo"], capture_output=True, text=Tru
 
 @needs_netns
 def test_batches_run_in_order_within_each_tool():
-    res = subprocess.run(["unshare", "-n", sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60)
+    res = subprocess.run(["unshare", "-n", sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, env=ENV)
     assert res.returncode == 0, res.stderr
     assert "qdisc tbf 1: root" in res.stdout and "qdisc bfifo 10: parent 1:1" in res.stdout
     assert "state UNKNOWN" in res.stdout          # lo starts DOWN in a new namespace; up, it reads UNKNOWN
@@ -35,7 +40,7 @@ def test_batches_run_in_order_within_each_tool():
 def test_a_failing_line_names_its_command():
     script = ("from bbrlab import guest\n"
               "guest.run_batched([['tc', 'qdisc', 'add', 'dev', 'nosuchdev0', 'root', 'pfifo']])")
-    res = subprocess.run(["unshare", "-n", sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    res = subprocess.run(["unshare", "-n", sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=ENV)
     assert res.returncode != 0
     assert "tc qdisc add dev nosuchdev0 root pfifo" in res.stderr
 
