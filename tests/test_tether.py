@@ -67,6 +67,9 @@ LAUNCHER = textwrap.dedent("""
     import signal, sys
     sys.path.insert(0, {mininet!r})
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # Ctrl-C as in a terminal: a suite started in the background (`cmd &` in a script) inherits
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from bbrlab import backends
     with open({log!r}, "wb") as out:
         backends.tethered(["sh", "-c", {command!r}], out, 600, rmtree={scratch!r}, after="touch " + {after!r})
@@ -89,7 +92,8 @@ def test_killing_the_launcher_kills_the_command_and_its_children(tmp_path, sig):
         assert wait_until(lambda: not alive(mark), 10), f"left running after {sig.name}: {alive(mark)}"
         assert wait_until(after.exists, 5), "the after-command did not run"
         assert not scratch.exists()
-        assert "testbed killed" in (tmp_path / "out.log").read_text()
+        # the tether writes its last line after the after-command (after a SIGKILL nobody waits for it)
+        assert wait_until(lambda: "testbed killed" in (tmp_path / "out.log").read_text(), 5)
     finally:
         launcher.kill()
         for pid in alive(mark):
