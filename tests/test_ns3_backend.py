@@ -252,7 +252,7 @@ def job_of(text, **changes):
 
 @pytest.mark.parametrize("changes,field", [
     ({"flows": [{"cc": "bbr_fca", "rtt_ms": 10, "module_params": {"recent_pct": 200}}]}, "flows.1.cc"),
-    ({"flows": [{"cc": "bbr", "rtt_ms": 10}, {"cc": "bbq_drain", "rtt_ms": 20}]}, "flows.2.cc"),
+    ({"flows": [{"cc": "bbr", "rtt_ms": 10}, {"cc": "bbr_fca", "rtt_ms": 20}]}, "flows.2.cc"),
     ({"bottleneck": {"aqm": {"kind": "red", "min_bytes": 30000, "max_bytes": 90000, "probability": 0.02,
                              "ecn": True}}}, "bottleneck.aqm.ecn"),
     ({"capture": "bottleneck"}, "capture"),

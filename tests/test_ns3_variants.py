@@ -9,7 +9,7 @@ References are the papers' definitions and claims, not the program's output:
   otherwise 1 + (alpha - Q)/(8 BDP); the flows' backlog is steered towards alpha.
 
 The runs record the variant's per-ACK state (Ns3Backend(cc_trace=True): raw/cc_trace_<i>.csv).
-Four short simulations, about 35 s of host CPU together.
+Five short simulations, about 40 s of host CPU together.
 """
 import csv
 import json
@@ -154,6 +154,74 @@ def test_bbq_tidy_data_has_its_state_and_flag(bbq_runs):
     assert all(0 < float(r["bbr_bw_mbps"]) <= 101 for r in late)
     assert all(50 <= float(r["bbr_min_rtt_ms"]) <= 55 for r in late)   # the path, plus what queue it first saw
     assert {float(r["bbr_pacing_gain"]) for r in late if r["state"] == "probe_bw"} >= {1.25, 0.75, 1.0}
+
+
+DRAIN_FLOWS = """
+name: ns3bbqdrain
+duration_s: 8
+sender_qdisc: fq
+bottleneck: {rate_mbps: 100, buffer_bytes: 2000000}
+flows:
+  - {cc: bbq_drain, rtt_ms: 10}
+  - {cc: bbq_drain, rtt_ms: 50}
+"""
+BW_SCALE = 24            # bw and delivery_rate columns: packets/us << 24
+
+
+def drains(rows):
+    """Draining periods (PROBE_BW at a gain below 1) that ended in PROBE_BW, as (start_s,
+    how long the last ACK still draining came after the start, the ending ACK's row, the row
+    before it). The phase is checked on ACKs only, so the middle value, not the time of the
+    ending ACK, is what a time limit bounds."""
+    out, start = [], None
+    for prev, r in zip(rows, rows[1:]):
+        draining = r["mode"] == PROBE_BW and int(r["pacing_gain"]) < UNIT
+        if draining and start is None:
+            start = r
+        elif not draining and start is not None:
+            if r["mode"] == PROBE_BW:
+                out.append((float(start["t_s"]), float(prev["t_s"]) - float(start["t_s"]), r, prev))
+            start = None
+    return out
+
+
+def one_bdp_allowance(row, prev, mss):
+    """BBR's "one BDP" at an ACK as Linux's bbr_inflight(bw, 1.0) defines it: bw x min_rtt plus
+    the quantization budget, 3 TSO goals (bbr_tso_segs_goal: a millisecond of the pacing rate,
+    at least 2 segments; the larger of the rates before and after this ACK), rounded up to even."""
+    bdp = (int(row["bw"]) * int(row["min_rtt_us"]) + (1 << BW_SCALE) - 1) >> BW_SCALE
+    rate = max(int(row["pacing_bps"]), int(prev["pacing_bps"])) / 8
+    goal = min(max(int(min(rate / 1024, 65536 - 1 - 320)) // mss, 2), 127)
+    return bdp + 3 * goal + 1
+
+
+@needs_ns3
+def test_bbq_drain_drains_to_one_bdp_with_no_time_limit(tmp_path_factory, bbq_runs):
+    """Ma et al. Sec. V-A (bbq_drain, Fig. 12): after probing, each flow drains inflight to
+    exactly one BDP, with no time limit. Every draining period of both flows ends at an ACK
+    whose inflight is within one BDP (bw x min_rtt and BBR's quantization budget), and with
+    two flows sharing a queue some go on draining on ACKs more than 1.5 min_rtt after they
+    began. BBR in the same setting (the same program's BBR: BBQ without its cap) ends every
+    draining period on the first ACK after a min_rtt, the time limit bbq_drain removes."""
+    if NS3_MISSING:
+        pytest.skip(NS3_MISSING)
+    run_dir, job = run(tmp_path_factory, DRAIN_FLOWS, "bbqdrain")
+    mss = job["mtu_bytes"] - 40
+    lead = ns3_backend.lead_s(job)
+    long_ones = 0
+    for flow in (1, 2):
+        rows = trace(run_dir, flow)
+        ended = [d for d in drains(rows) if d[0] > lead + 2]
+        assert len(ended) >= 3, (flow, len(ended))
+        for start, length, row, prev in ended:
+            assert int(row["prior_inflight"]) <= one_bdp_allowance(row, prev, mss), (flow, start, length, row)
+            long_ones += length > 1.5 * int(row["min_rtt_us"]) / 1e6
+    assert long_ones >= 3, long_ones
+    run_dir, job = bbq_runs[NO_CAP_US]
+    for flow in (1, 2):
+        rows = trace(run_dir, flow)
+        for start, length, row, _ in drains(rows):
+            assert length <= int(row["min_rtt_us"]) / 1e6 + 1e-3, (flow, start, length)
 
 
 def eq5(q_pkts, alpha, bdp_pkts):

@@ -46,7 +46,7 @@ docs/tidy-data.md):
     access_rate_mbps        that access link's rate (default 10 Gbit/s), behind
                             ns-3's default queue disc (pfifo_fast, 1000 packets)
     cc                      bbr -> TcpBbr, cubic -> TcpCubic, reno -> TcpLinuxReno;
-                            bbq, adaptive_bbr, bbr_e -> the project's BBR v1
+                            bbq, bbq_drain, adaptive_bbr, bbr_e -> the project's BBR v1
                             (ns3/bbr_v1.h, after Linux 6.1's tcp_bbr.c) with the
                             kernel patch's change (ns3/bbr_variants.h), deciding
                             with the kernel modules' own kernel/variants/*_math.h
@@ -82,8 +82,8 @@ for the run's window (units.window_bytes) so the network bounds the flows.
 
 Why the variants run on the project's own BBR and not on ns-3's TcpBbr:
 TcpBbr (3.37) keeps its state private and its methods non-virtual, so no
-subclass can change when a probing phase ends (bbq) or which gain PROBE_BW
-uses (adaptive_bbr, bbr_e); and the *_math.h functions take Linux's units
+subclass can change when a probing (bbq) or draining phase (bbq_drain)
+ends or which gain PROBE_BW uses (adaptive_bbr, bbr_e); and the *_math.h functions take Linux's units
 (packets/us << 24, gains << 8), which the project's BBR keeps. `cc: bbr` stays
 ns-3's own TcpBbr (the model ns-3 papers used); the same run with bbq and
 alpha_us above every min_rtt is the project's BBR unchanged (rho = min_rtt
@@ -92,8 +92,8 @@ Where the project's BBR differs from Linux's is listed in ns3/bbr_v1.h.
 
 Refused before the run (check_job, so `bbrlab run` boots nothing for any run
 of the spec), naming the field: congestion controls other than bbr, cubic,
-reno, bbq, adaptive_bbr and bbr_e (bbq_drain and bbr_fca exist only as
-Linux kernel modules), module_params a variant does not accept, aqm ecn,
+reno, bbq, bbq_drain, adaptive_bbr and bbr_e (bbr_fca exists only as a
+Linux kernel module), module_params a variant does not accept, aqm ecn,
 capture, snapshot_at_s, offloads: on, rtt_on other than ingress/sender, a
 burst_bytes other than the default.
 
@@ -146,8 +146,9 @@ CXXFLAGS = ["-std=c++17", "-O2", "-I/usr/include"]
 LIBS = ["-lns3-internet-apps", "-lns3-applications", "-lns3-traffic-control", "-lns3-point-to-point",
         "-lns3-internet", "-lns3-network", "-lns3-core"]
 CONGESTION_CONTROLS = {"bbr": "ns3::TcpBbr", "cubic": "ns3::TcpCubic", "reno": "ns3::TcpLinuxReno",
-                       "bbq": "bbrlab::Bbq", "adaptive_bbr": "bbrlab::AdaptiveBbr", "bbr_e": "bbrlab::BbrE"}
-VARIANTS = ("bbq", "adaptive_bbr", "bbr_e")    # the project's BBR v1 with the kernel patches' changes
+                       "bbq": "bbrlab::Bbq", "bbq_drain": "bbrlab::BbqDrain",
+                       "adaptive_bbr": "bbrlab::AdaptiveBbr", "bbr_e": "bbrlab::BbrE"}
+VARIANTS = ("bbq", "bbq_drain", "adaptive_bbr", "bbr_e")    # the project's BBR v1 with the kernel patches' changes
 RTT_PLACEMENTS = ("ingress", "sender")
 FAST_LINK_BPS = 10e9          # links other than the bottleneck and a shaped access link
 PINGS, PING_INTERVAL_S = 7, 0.1  # at least: they go on until the slowest path's replies are in

@@ -347,6 +347,12 @@ class BbrV1 : public TcpCongestionOps
         return elapsedUs > m_minRttUs && (losses || inflightFull);
     }
 
+    // Does a draining phase (pacing_gain < 1) end on this ACK? (bbq_drain's place)
+    virtual bool DrainEnds(bool isFullLength, bool inflightAtBdp)
+    {
+        return isFullLength || inflightAtBdp;
+    }
+
     // After the min_rtt update, before the gains are set (Adaptive-BBR's place).
     virtual void VariantAfterMinRtt(const BbrSample&)
     {
@@ -582,7 +588,7 @@ class BbrV1 : public TcpCongestionOps
         uint32_t bw = MaxBw();
         if (m_pacingGain > BBR_UNIT)
             return ProbeEnds(elapsed, rs.losses > 0, inflight >= Inflight(tcb, bw, m_pacingGain));
-        return isFullLength || inflight <= Inflight(tcb, bw, BBR_UNIT);
+        return DrainEnds(isFullLength, inflight <= Inflight(tcb, bw, BBR_UNIT));
     }
 
     void AdvanceCyclePhase()

@@ -110,6 +110,41 @@ class Bbq : public BbrV1
     bool m_queue = false;
 };
 
+// bbq_drain (Ma et al., Sec. V-A, Fig. 12; kernel/variants/bbq_drain.patch): BBQ's first
+// cut. A draining phase (pacing_gain 0.75) of PROBE_BW ends only when inflight has
+// fallen to one BDP (BBR's own bbr_inflight(bw, 1.0)), with no min_rtt time limit.
+// No parameters, no flag: everything else is BBR.
+class BbqDrain : public BbrV1
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("bbrlab::BbqDrain").SetParent<BbrV1>().SetGroupName("Internet");
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "bbq_drain";
+    }
+
+    std::string Configure(const VariantParams& p)
+    {
+        return TakeParams(p, {});
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<BbqDrain>(this);
+    }
+
+  protected:
+    bool DrainEnds(bool, bool inflightAtBdp) override
+    {
+        return inflightAtBdp;  // no time limit
+    }
+};
+
 // Adaptive-BBR (Yang et al., Algorithm 1 and Eq. 5; kernel/variants/adaptive_bbr.patch):
 // on every ACK with a valid, not application-limited rate sample, after the min_rtt
 // update, Q = inflight - min_rtt * delivery rate (abbr_backlog, abbr_pkts) and the

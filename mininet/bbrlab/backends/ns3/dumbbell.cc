@@ -564,7 +564,7 @@ MakeVariant(const std::string& name, SenderState* s, const bbrlab::VariantParams
 bool
 PacesItself(const std::string& name)
 {
-    return name == "bbr" || name == "bbq" || name == "adaptive_bbr" || name == "bbr_e";
+    return name == "bbr" || name == "bbq" || name == "bbq_drain" || name == "adaptive_bbr" || name == "bbr_e";
 }
 
 Ptr<TcpCongestionOps>
@@ -573,6 +573,8 @@ MakeCongestionControl(const std::string& name, SenderState* s, const bbrlab::Var
 {
     if (name == "bbq")
         return MakeVariant<bbrlab::Bbq>(name, s, params, trace, linuxRateInterval);
+    if (name == "bbq_drain")
+        return MakeVariant<bbrlab::BbqDrain>(name, s, params, trace, linuxRateInterval);
     if (name == "adaptive_bbr")
         return MakeVariant<bbrlab::AdaptiveBbr>(name, s, params, trace, linuxRateInterval);
     if (name == "bbr_e")
