@@ -499,12 +499,32 @@ def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> 
     return executed, clients
 
 
+def start_driver_profile(raw: pathlib.Path):
+    """bench/setup_profile.py only (job["driver_profile"]): the driver's Python from here to
+    the end of set-up under cProfile, and what importing the driver costs, from a second
+    interpreter (python -X importtime) run first. Meaningful on the real clock only: on the
+    virtual clock the guest's clocks do not advance while it computes."""
+    import cProfile
+    res = subprocess.run([sys.executable, "-X", "importtime", "-c", "import bbrlab.guest"],
+                         capture_output=True, text=True)
+    (raw / "driver_importtime.txt").write_text(res.stderr)
+    profile = cProfile.Profile()
+    profile.enable()
+    return profile
+
+
+def stop_driver_profile(profile, raw: pathlib.Path) -> None:
+    profile.disable()
+    profile.dump_stats(str(raw / "driver_setup.pstats"))
+
+
 def main(run_dir: str) -> int:
     run_dir = pathlib.Path(run_dir)
     job = json.loads((run_dir / "job.json").read_text())
     raw = run_dir / "raw"
     raw.mkdir(exist_ok=True)
     timings, t_start = {}, time.time()
+    profile = start_driver_profile(raw) if job.get("driver_profile") else None
     seeding = randomness(sh(["dmesg"], check=False))     # read while the boot messages are in the log
     marks = {"start": procacct.global_counters()} if job.get("proc_accounting") else None
     load_modules(job)
@@ -518,6 +538,8 @@ def main(run_dir: str) -> int:
         applied = tune_tcp_memory(job, db) + configure(db, job)
         record_socket_limits(db, raw)
         timings["setup_s"] = round(time.time() - t_start, 3)
+        if profile is not None:
+            stop_driver_profile(profile, raw)
         if marks is not None:
             marks["setup_done"] = procacct.global_counters()
         log("measuring base RTT of each path")
