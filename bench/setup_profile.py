@@ -17,6 +17,7 @@ cost most, and the functions with the most cumulative and own time.
 import argparse
 import datetime
 import io
+import json
 import pathlib
 import pstats
 import re
@@ -62,13 +63,17 @@ def main():
     parser.add_argument("--flows", type=int, default=2)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--keep", help="keep the run directory here (default: a temporary one, removed)")
+    parser.add_argument("--analyse", metavar="RUN_DIR", help="only analyse a run kept earlier with --keep")
     parser.add_argument("--out")
     args = parser.parse_args()
-    job = make_job(args.flows)
     with tempfile.TemporaryDirectory() as tmp:
-        dest = pathlib.Path(args.keep) if args.keep else pathlib.Path(tmp) / "run"
-        summary = runner.execute(job, dest, "uml", progress=lambda m: print(m, flush=True))
-        timeline = runner.read_json(dest / "raw" / "timeline.json")
+        if args.analyse:
+            dest = pathlib.Path(args.analyse)
+        else:
+            dest = pathlib.Path(args.keep) if args.keep else pathlib.Path(tmp) / "run"
+            runner.execute(make_job(args.flows), dest, "uml", progress=lambda m: print(m, flush=True))
+        summary = json.loads((dest / "run.json").read_text())
+        timeline = json.loads((dest / "raw" / "timeline.json").read_text())
         total, imports = import_table((dest / "raw" / "driver_importtime.txt").read_text(), args.top)
         prof = dest / "raw" / "driver_setup.pstats"
         lines = [f"# The driver's set-up in the guest, real clock ({datetime.date.today()})", "",

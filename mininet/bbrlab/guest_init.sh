@@ -14,6 +14,12 @@
 # fixes the hash seed of every Python process of the guest.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C.UTF-8
+# Mininet's node.py imports distutils.version. With Debian's python3-setuptools
+# installed, its distutils-precedence.pth hands that import to setuptools, which
+# then imports setuptools.dist, pkg_resources and pyparsing: 4.1 of the 6.1 s the
+# driver's imports took in the guest (real clock, bench/setup_profile.py). The
+# standard library's distutils (python3-distutils) has the same StrictVersion.
+export SETUPTOOLS_USE_DISTUTILS=stdlib
 if [ -n "$BBRLAB_PYTHONHASHSEED" ]; then export PYTHONHASHSEED="$BBRLAB_PYTHONHASHSEED"; fi
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
