@@ -1,6 +1,8 @@
 """The set-up's root-namespace ip/tc commands run as one batch per tool (guest.run_batched), on
 the host in a fresh network namespace: no testbed boot. (The bridges' own `ip -batch`, in
-topology.py, is exercised by every booted test: nothing is forwarded without it.)"""
+topology.py, is exercised by every booted test: nothing is forwarded without it; the dumbbell
+itself is built here too, by Mininet in a fresh namespace.)"""
+import json
 import os
 import pathlib
 import shutil
@@ -48,3 +50,34 @@ def test_a_failing_line_names_its_command():
 def test_arguments_the_batch_syntax_cannot_carry_are_refused():
     with pytest.raises(ValueError, match="cannot carry"):
         guest.run_batched([["tc", "qdisc", "add", "dev", "a b", "root", "pfifo"]])
+
+
+DUMBBELL = """
+import json, subprocess
+from bbrlab import topology
+db = topology.build(2, "linuxbridge", 1500)
+ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+out = {"shells": [line for line in ps.splitlines() if line.startswith("bash ") and "mininet:" in line],
+       "ports": {sw: subprocess.run(["ip", "-o", "link", "show", "master", sw], capture_output=True,
+                                    text=True).stdout.count("master " + sw) for sw in ("sw1", "sw2")},
+       "ping": db.senders[1].cmd("ping -c 1 -W 2 10.0.2.2")}
+db.net.stop()
+out["links_after_stop"] = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.count("\\n")
+print(json.dumps(out))
+"""
+
+
+@needs_netns
+def test_dumbbell_bridges_have_no_shells_and_forward():
+    """topology.Bridge: the Linux bridges of the dumbbell live in the root namespace with no
+    Mininet shell of their own (only the four hosts have one); each bridge has its three ports
+    (the bottleneck link and two hosts), a sender reaches its receiver through both, and
+    Mininet's stop() removes every link. Mininet in a fresh network namespace on the host."""
+    res = subprocess.run(["unshare", "-n", sys.executable, "-c", DUMBBELL], capture_output=True, text=True,
+                         timeout=120, env=ENV)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert sorted(s.split("mininet:")[1] for s in out["shells"]) == ["rcv1", "rcv2", "snd1", "snd2"], out["shells"]
+    assert out["ports"] == {"sw1": 3, "sw2": 3}
+    assert "1 received" in out["ping"], out["ping"]
+    assert out["links_after_stop"] == 1      # lo only

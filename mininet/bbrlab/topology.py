@@ -15,9 +15,14 @@ MAC addresses are the kernel's own (random, from the run's seed in the UML
 testbed): Mininet's autoSetMacs would start three `ifconfig` processes per
 host interface, and nothing here reads a MAC.
 """
+import os
+import pathlib
+import shlex
+import subprocess
 from dataclasses import dataclass, field
 
 from mininet.link import Link
+from mininet.log import warn
 from mininet.net import Mininet
 from mininet.node import OVSBridge
 from mininet.topo import Topo
@@ -53,20 +58,49 @@ class DumbbellTopo(Topo):
 
 
 def _bridge_class():
-    from mininet.nodelib import LinuxBridge  # needs bridge-utils
+    from mininet.nodelib import LinuxBridge
 
     class Bridge(LinuxBridge):
-        """Mininet's LinuxBridge (no STP), built by one `ip -batch` instead of a `brctl` or
-        `ifconfig` process per step: the bridge, its ports enslaved and up, the bridge up."""
+        """Mininet's LinuxBridge (no STP) without a shell of its own: a bridge lives in the root
+        namespace, where the driver itself runs, so its commands (Mininet's `ip link` for its
+        links, the MTU) run as the driver's own processes instead of through `mnexec env bash`
+        and `stty` (four processes per switch before its first command). Built by one
+        `ip -batch`: the bridge, its ports enslaved and up, the bridge up. `brctl` is not used,
+        so the class's one-time check does not start `which` and three `sysctl` processes."""
+
+        def startShell(self, mnopts=None):
+            self.pid = os.getpid()         # the root namespace, for `ip link ... netns <pid>`
+
+        def cmd(self, *args, **kwargs):
+            if len(args) == 1 and isinstance(args[0], list):
+                args = args[0]
+            line = " ".join(str(a) for a in args)
+            argv = shlex.split(line) if not any(c in line for c in "|&;<>()$`*?[]{}~\\'\"") \
+                else ["bash", "-c", line]
+            try:
+                res = subprocess.run(argv, capture_output=True, text=True)
+            except OSError as e:              # e.g. Mininet's `brctl delbr` in stop() without bridge-utils
+                return f"{argv[0]}: {e}\n"
+            return res.stdout + res.stderr
+
+        @classmethod
+        def setup(cls):
+            """Bridge netfilter would pass bridged packets through iptables: warn as Mininet does,
+            reading /proc instead of starting sysctl (absent when br_netfilter is not loaded)."""
+            for table in ("arp", "ip", "ip6"):
+                knob = pathlib.Path(f"/proc/sys/net/bridge/bridge-nf-call-{table}tables")
+                if knob.exists() and knob.read_text().strip() == "1":
+                    warn(f"Warning: Linux bridge may not work with {knob.name} = 1\n")
 
         def start(self, _controllers):
             ports = [i for i in self.intfList() if self.name in i.name]
             lines = [f"link add name {self} type bridge stp_state 0"]
             lines += [f"link set dev {i} master {self} up" for i in ports]
             lines.append(f"link set dev {self} up")
-            out = self.cmd("ip -batch - <<< $'" + "\\n".join(lines) + "'")
-            if out.strip():
-                raise RuntimeError(f"{self.name}: ip -batch: {out.strip()}")
+            res = subprocess.run(["ip", "-batch", "-"], input="\n".join(lines) + "\n",
+                                 capture_output=True, text=True)
+            if res.returncode != 0:
+                raise RuntimeError(f"{self.name}: ip -batch: {(res.stdout + res.stderr).strip()}")
     return Bridge
 
 
