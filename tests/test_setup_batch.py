@@ -60,7 +60,7 @@ ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdou
 out = {"shells": [line for line in ps.splitlines() if line.startswith("bash ") and "mininet:" in line],
        "ports": {sw: subprocess.run(["ip", "-o", "link", "show", "master", sw], capture_output=True,
                                     text=True).stdout.count("master " + sw) for sw in ("sw1", "sw2")},
-       "ping": db.senders[1].cmd("ping -c 1 -W 2 10.0.2.2")}
+       "ping": db.senders[1].cmd("ping -c 1 -W 2 10.0.2.2"), "echo": db.receivers[0].cmd("echo hello")}
 db.net.stop()
 out["links_after_stop"] = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.count("\\n")
 print(json.dumps(out))
@@ -72,7 +72,9 @@ def test_dumbbell_bridges_have_no_shells_and_forward():
     """topology.Bridge: the Linux bridges of the dumbbell live in the root namespace with no
     Mininet shell of their own (only the four hosts have one); each bridge has its three ports
     (the bottleneck link and two hosts), a sender reaches its receiver through both, and
-    Mininet's stop() removes every link. Mininet in a fresh network namespace on the host."""
+    Mininet's stop() removes every link. topology.Host: a host's shell, started without `env`
+    and `stty`, prompts and does not echo (a command's output is its output alone). Mininet in
+    a fresh network namespace on the host."""
     res = subprocess.run(["unshare", "-n", sys.executable, "-c", DUMBBELL], capture_output=True, text=True,
                          timeout=120, env=ENV)
     assert res.returncode == 0, res.stderr
@@ -80,4 +82,5 @@ def test_dumbbell_bridges_have_no_shells_and_forward():
     assert sorted(s.split("mininet:")[1] for s in out["shells"]) == ["rcv1", "rcv2", "snd1", "snd2"], out["shells"]
     assert out["ports"] == {"sw1": 3, "sw2": 3}
     assert "1 received" in out["ping"], out["ping"]
+    assert out["echo"] == "hello\r\n"
     assert out["links_after_stop"] == 1      # lo only

@@ -17,13 +17,17 @@ host interface, and nothing here reads a MAC.
 """
 import os
 import pathlib
+import pty
+import select
 import shlex
 import subprocess
+import termios
 from dataclasses import dataclass, field
 
 from mininet.link import Link
 from mininet.log import warn
 from mininet.net import Mininet
+from mininet.node import Host as MininetHost
 from mininet.node import OVSBridge
 from mininet.topo import Topo
 
@@ -104,6 +108,40 @@ def _bridge_class():
     return Bridge
 
 
+class Host(MininetHost):
+    """Mininet's Host with a shell started by two processes instead of four: Mininet starts
+    `mnexec env PS1=... bash` and then runs `stty -echo` in it; here PS1 comes through the
+    environment and the pseudo-terminal's echo is turned off before bash starts (bash without
+    line editing leaves it so). Everything else, the prompt sentinel included, is Mininet's."""
+
+    def startShell(self, mnopts=None):
+        if self.shell:
+            raise RuntimeError(f"{self.name}: shell is already running")
+        opts = ("-cd" if mnopts is None else mnopts) + ("n" if self.inNamespace else "")
+        self.master, self.slave = pty.openpty()
+        attrs = termios.tcgetattr(self.slave)
+        attrs[3] &= ~termios.ECHO                      # lflag
+        termios.tcsetattr(self.slave, termios.TCSANOW, attrs)
+        self.shell = self._popen(["mnexec", opts, "bash", "--norc", "--noediting", "-is", "mininet:" + self.name],
+                                 stdin=self.slave, stdout=self.slave, stderr=self.slave, close_fds=False,
+                                 env=dict(os.environ, PS1=chr(127)))
+        self.stdin = os.fdopen(self.master, "r")
+        self.stdout = self.stdin
+        self.pid = self.shell.pid
+        self.pollOut = select.poll()
+        self.pollOut.register(self.stdout)
+        self.outToNode[self.stdout.fileno()] = self
+        self.inToNode[self.stdin.fileno()] = self
+        self.execed, self.lastCmd, self.lastPid, self.readbuf = False, None, None, ""
+        while True:                                    # the first prompt
+            data = self.read(1024)
+            if data and data[-1] == chr(127):
+                break
+            self.pollOut.poll()
+        self.waiting = False
+        self.cmd("unset HISTFILE; set +m")
+
+
 def _switch_class(kind: str):
     return OVSBridge if kind == "ovs" else _bridge_class()
 
@@ -111,7 +149,7 @@ def _switch_class(kind: str):
 def build(n_flows: int, switch: str = "ovs", mtu: int = 1500) -> Dumbbell:
     """Create and start the dumbbell; returns handles for shaping and traffic."""
     net = Mininet(topo=DumbbellTopo(n_flows=n_flows, mtu=mtu, bridge_ports_up=switch == "ovs"),
-                  switch=_switch_class(switch),
+                  switch=_switch_class(switch), host=Host,
                   link=Link, controller=None, autoSetMacs=False, waitConnected=False)
     net.start()
     if mtu != DEFAULT_MTU:
