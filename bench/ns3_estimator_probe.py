@@ -21,8 +21,10 @@ import sys
 import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "mininet"))
 from bbrlab import runner, spec  # noqa: E402
+from bench_io import write_text_atomic  # noqa: E402
 
 SETTINGS = {"ns-3": {}, "Linux rules": {"linux_rate_interval": True, "linux_losses": True}}
 
@@ -77,9 +79,7 @@ def main():
     text = "\n".join(lines) + "\n"
     out = pathlib.Path(args.out or REPO / "bench" / "results" /
                        f"ns3-estimator-{pathlib.Path(args.spec).stem}-{datetime.date.today()}.md")
-    tmp_out = out.with_name(out.name + ".tmp")
-    tmp_out.write_text(text)
-    tmp_out.rename(out)
+    write_text_atomic(out, text)
     print(f"written: {out}")
 
 

@@ -29,6 +29,7 @@ import tempfile
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 import host_cost_compare as compare  # noqa: E402
+from bench_io import write_text_atomic  # noqa: E402
 
 TOOLS = ("iperf3", "bulk")
 
@@ -122,9 +123,7 @@ def main():
         table = subprocess.run([sys.executable, str(REPO / "bench" / "host_cost_compare.py"), *pairs],
                                check=True, capture_output=True, text=True).stdout
     text = report(rows, table, args)
-    tmp_out = out.with_name(out.name + ".tmp")
-    tmp_out.write_text(text)
-    tmp_out.rename(out)
+    write_text_atomic(out, text)
     print(text)
     print(f"written {out}")
 

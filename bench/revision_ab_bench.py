@@ -27,6 +27,7 @@ import tempfile
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 import host_cost_compare as compare  # noqa: E402
+from bench_io import write_text_atomic  # noqa: E402
 
 
 def worktree(rev: str, root: pathlib.Path) -> pathlib.Path:
@@ -105,9 +106,7 @@ def main():
                     subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)],
                                    capture_output=True)
     text = report(args, rounds)
-    tmp_out = out.with_name(out.name + ".tmp")
-    tmp_out.write_text(text)
-    tmp_out.rename(out)
+    write_text_atomic(out, text)
     print(text)
 
 

@@ -25,8 +25,10 @@ import sys
 import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "mininet"))
 from bbrlab import runner, spec  # noqa: E402
+from bench_io import write_text_atomic  # noqa: E402
 
 
 def make_job(flows: int) -> dict:
@@ -87,9 +89,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     out = pathlib.Path(args.out or REPO / "bench" / "results" / f"setup-profile-{datetime.date.today()}.md")
-    tmp_out = out.with_name(out.name + ".tmp")
-    tmp_out.write_text(text)
-    tmp_out.rename(out)
+    write_text_atomic(out, text)
     print(f"written: {out}")
 
 
