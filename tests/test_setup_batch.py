@@ -53,14 +53,20 @@ def test_arguments_the_batch_syntax_cannot_carry_are_refused():
 
 
 DUMBBELL = """
-import json, subprocess
+import json, os, subprocess
 from bbrlab import topology
+leak_r, leak_w = os.pipe()
+os.set_inheritable(leak_w, True)          # a descriptor of the driver that a shell must not keep
 db = topology.build(2, "linuxbridge", 1500)
+pipe = os.readlink(f"/proc/self/fd/{leak_w}")
+held = {h.name: sorted(os.readlink(f"/proc/{h.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{h.pid}/fd"))
+        for h in db.senders + db.receivers}
 ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
 out = {"shells": [line for line in ps.splitlines() if line.startswith("bash ") and "mininet:" in line],
        "ports": {sw: subprocess.run(["ip", "-o", "link", "show", "master", sw], capture_output=True,
                                     text=True).stdout.count("master " + sw) for sw in ("sw1", "sw2")},
-       "ping": db.senders[1].cmd("ping -c 1 -W 2 10.0.2.2"), "echo": db.receivers[0].cmd("echo hello")}
+       "ping": db.senders[1].cmd("ping -c 1 -W 2 10.0.2.2"), "echo": db.receivers[0].cmd("echo hello"),
+       "leaked": {name: pipe in fds for name, fds in held.items()}}
 db.net.stop()
 out["links_after_stop"] = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.count("\\n")
 print(json.dumps(out))
@@ -73,8 +79,9 @@ def test_dumbbell_bridges_have_no_shells_and_forward():
     Mininet shell of their own (only the four hosts have one); each bridge has its three ports
     (the bottleneck link and two hosts), a sender reaches its receiver through both, and
     Mininet's stop() removes every link. topology.Host: a host's shell, started without `env`
-    and `stty`, prompts and does not echo (a command's output is its output alone). Mininet in
-    a fresh network namespace on the host."""
+    and `stty`, prompts and does not echo (a command's output is its output alone), and keeps
+    none of the driver's inheritable descriptors (what `mnexec -c` was for). Mininet in a fresh
+    network namespace on the host."""
     res = subprocess.run(["unshare", "-n", sys.executable, "-c", DUMBBELL], capture_output=True, text=True,
                          timeout=120, env=ENV)
     assert res.returncode == 0, res.stderr
@@ -83,4 +90,5 @@ def test_dumbbell_bridges_have_no_shells_and_forward():
     assert out["ports"] == {"sw1": 3, "sw2": 3}
     assert "1 received" in out["ping"], out["ping"]
     assert out["echo"] == "hello\r\n"
+    assert out["leaked"] == {"snd1": False, "snd2": False, "rcv1": False, "rcv2": False}
     assert out["links_after_stop"] == 1      # lo only
