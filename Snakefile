@@ -3,6 +3,7 @@
 #   snakemake --cores all                          quick profile (default)
 #   snakemake --cores all --config profile=paper   the papers' durations and repetitions
 #   snakemake --cores all --config backend=ns3     the same experiments in ns-3, into results/<profile>-ns3/
+#   ... --config backend=ns3 ns3_rules=linux       ns-3 with Linux's BBR and rate rules, into results/<profile>-ns3-linux/
 #
 # Each run is one job (one testbed boot); runs of all experiments share the
 # cores. Results: results/<profile>/runs/<experiment>/<point>/rep<k>/ (see
@@ -24,7 +25,15 @@ if PROFILE != "quick":
 
 BACKEND = config.get("backend", "uml")      # --config backend=native on a real host / the Vagrant VM
 NS3 = BACKEND == "ns3"                      # simulated: a results tree of its own, no kernel, no modules
-RES = f"results/{PROFILE}-ns3" if NS3 else f"results/{PROFILE}"
+# ns-3's rules (backends/ns3_backend.py): "ns3" as ns-3 papers ran it; "linux": `cc: bbr` is the
+# project's port of Linux's BBR and every BBR takes Linux's rate-sample rules. Each has its own tree.
+NS3_RULES = config.get("ns3_rules", "ns3")
+if NS3_RULES not in ("ns3", "linux"):
+    raise ValueError(f"config ns3_rules={NS3_RULES!r}: choose ns3 or linux")
+if NS3_RULES != "ns3" and not NS3:
+    raise ValueError(f"config ns3_rules={NS3_RULES} is for backend=ns3 (backend is {BACKEND})")
+NS3_TREE = {"ns3": "ns3", "linux": "ns3-linux"}
+RES = f"results/{PROFILE}-{NS3_TREE[NS3_RULES]}" if NS3 else f"results/{PROFILE}"
 KERNEL = "build/kernel/linux"
 KERNEL_INPUTS = ["kernel/build-uml.sh", "kernel/uml.config"] + sorted(str(p) for p in pathlib.Path("kernel/patches").glob("*.patch"))
 KERNEL_STAMP = "build/kernel/ready-" + hashlib.sha256(
@@ -84,6 +93,9 @@ NS3_REFUSED = sorted((j["name"], j["point"], j["repetition"], "; ".join(why))
                      for e in config["experiments"] for j in all_jobs_of(e) if (why := ns3_refusals(j))) if NS3 else []
 # Published / ns-3 / kernel columns for these claims files (--config compare_ns3=[tang]): the kernel
 # report's generated/ns3_compare_<claims>.tex from both trees' claims CSVs; run backend=ns3 first.
+# With compare_ns3_linux=true the table gains a column from ns-3 under Linux's rules (ns3_rules=linux,
+# results/<profile>-ns3-linux/; run that first too).
+NS3_COMPARE_LINUX = bool(config.get("compare_ns3_linux", False))
 NS3_COMPARE = [] if NS3 else [f"{RES}/report/generated/ns3_compare_{c}.tex" for c in config.get("compare_ns3") or []]
 
 
@@ -167,6 +179,7 @@ rule run:
         f"--out {RES}/runs --point {{wildcards.point}} --rep {{wildcards.rep}} "
         + (f"--backend {BACKEND} " if BACKEND != "vagrant" else "")
         + (f"--kernel {KERNEL} " if BACKEND == "uml" else "")
+        + (f"--ns3-rules {NS3_RULES} " if NS3 and NS3_RULES != "ns3" else "")
         + "2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
 
 
@@ -311,14 +324,16 @@ rule summary_table:
 
 rule ns3_compare:
     """Per claim: published value, ns-3 value and verdict, kernel value and verdict, with the claims
-    whose ns-3 and kernel verdicts differ marked (analysis/ns3_compare.R). The ns-3 tree's claims
-    come from `snakemake --config backend=ns3` (not built from here: a missing one stops this rule)."""
+    whose ns-3 and kernel verdicts differ marked (analysis/ns3_compare.R); with compare_ns3_linux=true
+    also ns-3 under Linux's rules. The ns-3 trees' claims come from `snakemake --config backend=ns3
+    [ns3_rules=linux]` (not built from here: a missing one stops this rule)."""
     input:
         kernel=f"{RES}/report/generated/claims_{{claims}}.tex",
         ns3=f"results/{PROFILE}-ns3/report/generated/claims_{{claims}}.csv",
+        ns3_linux=[f"results/{PROFILE}-ns3-linux/report/generated/claims_{{claims}}.csv"] if NS3_COMPARE_LINUX else [],
         script="analysis/ns3_compare.R",
     output: f"{RES}/report/generated/ns3_compare_{{claims}}.tex"
-    shell: f"Rscript {{input.script}} {RES}/report/generated/claims_{{wildcards.claims}}.csv {{input.ns3}} {{output}}"
+    shell: f"Rscript {{input.script}} {RES}/report/generated/claims_{{wildcards.claims}}.csv {{input.ns3}} {{output}} {{input.ns3_linux}}"
 
 
 rule report:

@@ -1,27 +1,36 @@
 #!/usr/bin/env Rscript
-# analysis/ns3_compare.R -- one paper's claims on two substrates: published value, the ns-3
-# simulation's value and verdict, the kernel testbed's value and verdict, and a mark where
-# the two verdicts differ.
+# analysis/ns3_compare.R -- one paper's claims on two or three substrates: published value, the
+# ns-3 simulation's value and verdict, optionally ns-3 under Linux's rules, the kernel testbed's
+# value and verdict, and a mark where the ns-3 and kernel verdicts differ.
 #
 # Usage:   Rscript analysis/ns3_compare.R <kernel claims.csv> <ns3 claims.csv> <out.tex>
-# Inputs:  two claims CSVs written by analysis/claims.R for the same claims file, one on the
-#          kernel tree (results/<profile>/) and one on the ns-3 tree (results/<profile>-ns3/).
+#                  [<ns3-linux claims.csv>]
+# Inputs:  claims CSVs written by analysis/claims.R for the same claims file: one on the kernel
+#          tree (results/<profile>/), one on the ns-3 tree (results/<profile>-ns3/) and, when
+#          given, one on the tree of ns-3 under Linux's rules (results/<profile>-ns3-linux/:
+#          `cc: bbr` is the project's port of Linux's BBR and every BBR takes its rate samples
+#          as Linux does), shown between ns-3 and the kernel.
 #          Columns used: id, source, text, published, unit, kind, op, aggregate, mean, n,
 #          verdict, strength, profile, reps. A claim missing from one file (or one of the
 #          files missing altogether: pass a path that does not exist) is "not run" there.
 # Outputs: <out.tex>  longtable fragment: one row per claim (the kernel file's order, then
-#                     claims only the ns-3 file has); the last column marks a verdict that
+#                     claims only the ns-3 files have); the last column marks a verdict that
 #                     differs between ns-3 and the kernel when both ran the claim; a note with
-#                     each side's profile, repetitions and verdict counts.
+#                     each side's profile, repetitions and verdict counts and, with the third
+#                     input, how many of the differing claims ns-3 under Linux's rules settles
+#                     as the kernel does.
 #          <out>.csv  the same per claim for machines: id, source, published, unit,
 #                     ns3_mean, ns3_verdict, ns3_strength, kernel_mean, kernel_verdict,
-#                     kernel_strength, differ (TRUE/FALSE).
+#                     kernel_strength, differ (TRUE/FALSE); with the third input also
+#                     linux_mean, linux_verdict, linux_strength and linux_as_kernel (TRUE: ns-3
+#                     and the kernel differ, and ns-3 under Linux's rules gives the kernel's
+#                     verdict).
 #          Both written atomically.
 
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "lib", "load.R"), chdir = TRUE)
 
-args <- script_args("ns3_compare.R <kernel claims.csv> <ns3 claims.csv> <out.tex>", 3)
+args <- script_args("ns3_compare.R <kernel claims.csv> <ns3 claims.csv> <out.tex> [<ns3-linux claims.csv>]", 3)
 COLS <- c("id", "source", "text", "published", "unit", "kind", "op", "aggregate", "mean", "n",
           "verdict", "strength", "profile", "reps")
 
@@ -33,7 +42,9 @@ read_side <- function(path) {
 }
 kernel <- read_side(args[1])
 ns3 <- read_side(args[2])
-ids <- unique(c(kernel$id, ns3$id))
+with_linux <- length(args) >= 4
+linux <- read_side(if (with_linux) args[4] else "")
+ids <- unique(c(kernel$id, ns3$id, linux$id))
 
 row_of <- function(t, id) if (id %in% t$id) as.list(t[t$id == id, ][1, ]) else NULL
 verdict_of <- function(r) if (is.null(r) || r$verdict == "") "not run" else r$verdict
@@ -63,25 +74,35 @@ published_cell <- function(r) {
 per_claim <- lapply(ids, function(id) {
   k <- row_of(kernel, id)
   s <- row_of(ns3, id)
-  any_row <- if (!is.null(k)) k else s
+  l <- row_of(linux, id)
+  any_row <- if (!is.null(k)) k else if (!is.null(s)) s else l
   d <- decimals(any_row)
   kv <- verdict_of(k)
   sv <- verdict_of(s)
+  lv <- verdict_of(l)
   differ <- kv != "not run" && sv != "not run" && kv != sv
-  list(
-    tex = tibble(claim = sprintf("\\textbf{%s} {\\scriptsize ``%s''}", tex_escape(any_row$source),
-                                 tex_escape(any_row$text)),
-                 published = published_cell(any_row), ns3 = side_cell(s, d), kernel = side_cell(k, d),
-                 mark = if (differ) "$\\neq$" else ""),
-    csv = tibble(id = id, source = any_row$source, published = any_row$published, unit = any_row$unit,
-                 ns3_mean = if (is.null(s)) "" else s$mean, ns3_verdict = sv,
-                 ns3_strength = if (is.null(s)) "" else s$strength,
-                 kernel_mean = if (is.null(k)) "" else k$mean, kernel_verdict = kv,
-                 kernel_strength = if (is.null(k)) "" else k$strength, differ = differ))
+  tex <- tibble(claim = sprintf("\\textbf{%s} {\\scriptsize ``%s''}", tex_escape(any_row$source),
+                                tex_escape(any_row$text)),
+                published = published_cell(any_row), ns3 = side_cell(s, d))
+  if (with_linux) tex$linux <- side_cell(l, d)
+  tex$kernel <- side_cell(k, d)
+  tex$mark <- if (differ) "$\\neq$" else ""
+  csv <- tibble(id = id, source = any_row$source, published = any_row$published, unit = any_row$unit,
+                ns3_mean = if (is.null(s)) "" else s$mean, ns3_verdict = sv,
+                ns3_strength = if (is.null(s)) "" else s$strength,
+                kernel_mean = if (is.null(k)) "" else k$mean, kernel_verdict = kv,
+                kernel_strength = if (is.null(k)) "" else k$strength, differ = differ)
+  if (with_linux) {
+    csv$linux_mean <- if (is.null(l)) "" else l$mean
+    csv$linux_verdict <- lv
+    csv$linux_strength <- if (is.null(l)) "" else l$strength
+    csv$linux_as_kernel <- differ && lv == kv
+  }
+  list(tex = tex, csv = csv)
 })
 rows <- dplyr::bind_rows(lapply(per_claim, `[[`, "tex"))
 csv <- dplyr::bind_rows(lapply(per_claim, `[[`, "csv"))
-if (!nrow(csv)) csv <- tibble(id = character(), differ = logical())
+if (!nrow(csv)) csv <- tibble(id = character(), differ = logical(), linux_as_kernel = logical())
 
 VERDICTS <- c("reproduced", "qualitatively reproduced", "not reproduced", "not run")
 counts <- function(v) paste(sprintf("%d %s", as.integer(table(factor(v, levels = VERDICTS))), VERDICTS), collapse = ", ")
@@ -93,19 +114,25 @@ side_note <- function(t, label, verdicts) {
 }
 note <- paste(
   "Published: the paper's value or bound; ns-3: Debian's ns-3 (\\texttt{TcpBbr}, \\texttt{TcpCubic})",
-  "running the same specs (\\texttt{-{}-config backend=ns3}); kernel: Linux~6.1 in the emulated testbed.",
+  "running the same specs (\\texttt{-{}-config backend=ns3});",
+  if (with_linux) paste("ns-3, Linux rules: the same with \\texttt{cc: bbr} as the project's port of",
+                        "Linux's BBR and Linux's rate-sample rules for every BBR (\\texttt{ns3\\_rules=linux});"),
+  "kernel: Linux~6.1 in the emulated testbed.",
   "Each cell: the measured value in the claim's terms (as in the claims table), then the verdict by the",
-  "same rule. $\\neq$: the two verdicts differ, both sides having run the claim;",
+  "same rule. $\\neq$: the ns-3 and kernel verdicts differ, both sides having run the claim;",
   "not run: no valid run there (e.g. a run ns-3 refuses).",
-  side_note(ns3, "ns-3", csv$ns3_verdict), side_note(kernel, "Kernel", csv$kernel_verdict),
-  sprintf("Verdicts differ on %d of %d claims.", sum(csv$differ), nrow(csv)))
+  side_note(ns3, "ns-3", csv$ns3_verdict),
+  if (with_linux) side_note(linux, "ns-3, Linux rules", csv$linux_verdict),
+  side_note(kernel, "Kernel", csv$kernel_verdict),
+  sprintf("Verdicts differ on %d of %d claims.", sum(csv$differ), nrow(csv)),
+  if (with_linux) sprintf("Of those %d, ns-3 under Linux's rules gives the kernel's verdict on %d.",
+                          sum(csv$differ), sum(csv$linux_as_kernel)))
 
+cell <- function(w) sprintf(">{\\raggedright\\arraybackslash}p{%.2f\\linewidth}", w)
+widths <- if (with_linux) c(0.30, 0.13, 0.14, 0.14, 0.14) else c(0.38, 0.14, 0.17, 0.17)
+header <- c("Claim", "Published", "ns-3", if (with_linux) "ns-3, Linux rules", "Kernel", "")
 out_tex <- args[3]
-write_atomic(tabular_lines(rows, paste0("\\begin{longtable}{@{}",
-                                        ">{\\raggedright\\arraybackslash}p{0.38\\linewidth}",
-                                        ">{\\raggedright\\arraybackslash}p{0.14\\linewidth}",
-                                        ">{\\raggedright\\arraybackslash}p{0.17\\linewidth}",
-                                        ">{\\raggedright\\arraybackslash}p{0.17\\linewidth}",
+write_atomic(tabular_lines(rows, paste0("\\begin{longtable}{@{}", paste(cell(widths), collapse = ""),
                                         ">{\\centering\\arraybackslash}p{0.03\\linewidth}@{}}"),
-                           c("Claim", "Published", "ns-3", "Kernel", ""), note = note), out_tex)
+                           header, note = note), out_tex)
 write_csv_atomic(csv, sub("(\\.tex)?$", ".csv", out_tex))

@@ -134,3 +134,64 @@ def test_compare_marks_a_disagreement_and_a_claim_missing_from_one_tree(tmp_path
                            str(tmp_path / "absent.csv"), str(out)], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "$\\neq$ &" not in out.read_text() and "Verdicts differ on 0 of 3 claims." in out.read_text()
+
+
+def test_linux_rules_have_their_own_tree_and_a_wrong_value_stops_the_plan(tmp_path):
+    box = checkout(tmp_path)
+    res = snakemake("-n", "-p", "--config", "backend=ns3", "ns3_rules=linux", cwd=box)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    runs = re.findall(r"output: (results/\S+/run\.json)", out)
+    assert runs and all(r.startswith("results/quick-ns3-linux/runs/") for r in runs)
+    assert "--backend ns3 --ns3-rules linux" in out and "results/quick-ns3/" not in out
+    # the stock rules are the default and pass no switch
+    res = snakemake("-n", "-p", "--config", "backend=ns3", cwd=box)
+    assert res.returncode == 0 and "--ns3-rules" not in res.stdout + res.stderr
+    # a misspelt value, or the rules asked of the kernel backend: no plan, the key named
+    for bad in (["backend=ns3", "ns3_rules=linx"], ["ns3_rules=linux"]):
+        res = snakemake("-n", "--config", *bad, cwd=box)
+        assert res.returncode != 0 and "ns3_rules" in res.stdout + res.stderr
+
+
+def test_compare_with_linux_rules_reads_the_third_tree(tmp_path):
+    box = checkout(tmp_path)
+    for tree in ("quick-ns3", "quick-ns3-linux"):
+        claims = box / "results" / tree / "report" / "generated" / "claims_tang.csv"
+        claims.parent.mkdir(parents=True)
+        claims.write_text("id\n")
+    res = snakemake("-n", "-p", "--config", "compare_ns3=[tang]", "compare_ns3_linux=true", cwd=box)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    assert ("Rscript analysis/ns3_compare.R results/quick/report/generated/claims_tang.csv "
+            "results/quick-ns3/report/generated/claims_tang.csv "
+            "results/quick/report/generated/ns3_compare_tang.tex "
+            "results/quick-ns3-linux/report/generated/claims_tang.csv") in out
+
+
+@needs_r
+def test_compare_counts_the_disagreements_linux_rules_settle_as_the_kernel(tmp_path):
+    row = lambda cid, mean, verdict: [cid, "Fig. 3", f"claim {cid}", "5.8", "Mbit/s", "exact", "", "", mean,
+                                      "1", verdict, "marginal", "quick", "1"]
+    kernel = claims_csv(tmp_path / "kernel.csv", [row("a", "5.9", "reproduced"), row("b", "9.6", "not reproduced"),
+                                                  row("c", "5.7", "reproduced")])
+    ns3 = claims_csv(tmp_path / "ns3.csv", [row("a", "0.1", "not reproduced"), row("b", "0.2", "not reproduced"),
+                                            row("c", "0.3", "not reproduced")])
+    linux = claims_csv(tmp_path / "linux.csv", [row("a", "5.5", "reproduced"), row("b", "9.2", "not reproduced"),
+                                                row("c", "0.4", "not reproduced")])
+    out = tmp_path / "ns3_compare_x.tex"
+    proc = subprocess.run(["Rscript", str(REPO / "analysis" / "ns3_compare.R"), str(kernel), str(ns3), str(out),
+                           str(linux)], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    with out.with_suffix(".csv").open(newline="") as fh:
+        rows = {r["id"]: r for r in csv.DictReader(fh)}
+    # a: ns-3 and kernel differ, Linux rules agree with the kernel; b: no difference to settle;
+    # c: they differ and the Linux rules keep ns-3's verdict
+    assert [(rows[i]["differ"], rows[i]["linux_as_kernel"]) for i in "abc"] == [
+        ("TRUE", "TRUE"), ("FALSE", "FALSE"), ("TRUE", "FALSE")]
+    assert rows["a"]["linux_mean"] == "5.5" and rows["c"]["linux_verdict"] == "not reproduced"
+    tex = out.read_text()
+    assert "ns-3, Linux rules" in tex and "Verdicts differ on 2 of 3 claims." in tex
+    assert "Of those 2, ns-3 under Linux's rules gives the kernel's verdict on 1." in tex
+    line_a = next(line for line in tex.splitlines() if "claim a" in line)
+    # the columns in order: ns-3, Linux rules, kernel
+    assert line_a.index("0.1\\newline") < line_a.index("5.5\\newline") < line_a.index("5.9\\newline")

@@ -26,9 +26,13 @@ each pinned on Tang's default setting (10 Mbit/s, 200 ms, 1.5 BDP, one flow):
   (Linux's bbr_set_cwnd) stays put; the ~340 segments that were really lost go out at
   4 per round trip. With Linux's count (Ns3Backend(linux_losses=True), an experiment
   switch) the cwnd grows on those ACKs and the state ends within 3.2 s.
-Four simulations, about 6 s of host CPU together.
+- The pipeline's Linux rules (Ns3Backend(rules="linux"), `--config ns3_rules=linux`) put
+  both together for `cc: bbr`: the project's BBR in place of TcpBbr, both switches on, and
+  the lone flow fills the link where TcpBbr leaves it at 0.1 Mbit/s.
+Five simulations, about 8 s of host CPU together.
 """
 import csv
+import json
 import statistics
 
 import pytest
@@ -232,3 +236,35 @@ def test_project_bbr_loss_state_is_held_by_ns3_loss_count(project_bbr, project_b
     assert float(after["t_s"]) - float(episode[0]["t_s"]) < 3.2
     assert (on_dir / "raw" / "ns3.conf").read_text().splitlines().count("linux_losses=1") == 1
     assert ns3_backend.Ns3Backend().linux_losses is False
+
+
+@pytest.fixture(scope="module")
+def linux_rules(tmp_path_factory):
+    if NS3_MISSING:
+        pytest.skip(NS3_MISSING)
+    return run(tmp_path_factory, TCPBBR, 32, "linuxrules", rules="linux")
+
+
+@needs_ns3
+def test_linux_rules_run_cc_bbr_as_the_project_bbr_with_both_switches(linux_rules, tcpbbr):
+    """`cc: bbr` under the Linux rules: the project's BBR v1 (its per-ACK records carry BBR's
+    mode and gain cycle, which TcpBbr's do not), Linux's intervals and loss count on, the
+    rules recorded; and the lone flow on Tang's link fills it (Tang: 9.12 Mbit/s) where
+    ns-3's TcpBbr, the stock rules' `cc: bbr`, is paced at under 1 % of it."""
+    run_dir, job = linux_rules
+    conf = (run_dir / "raw" / "ns3.conf").read_text().splitlines()
+    assert {"project_bbr=1", "linux_rate_interval=1", "linux_losses=1"} <= set(conf), conf
+    assert json.loads((run_dir / "run.json").read_text())["testbed"]["ns3_rules"] == "linux"
+    rows = trace(run_dir)
+    assert "mode" in rows[0] and "cycle_idx" in rows[0] and "state" not in rows[0]
+    assert {r["mode"] for r in rows} >= {"0", "2"}          # Startup, PROBE_BW
+    assert goodput_by_flow(run_dir, 26, 32)["1"] > 9.0
+    stock_dir, _ = tcpbbr
+    stock_conf = (stock_dir / "raw" / "ns3.conf").read_text().splitlines()
+    assert "project_bbr=1" not in stock_conf and "state" in trace(stock_dir)[0]
+    assert json.loads((stock_dir / "run.json").read_text())["testbed"]["ns3_rules"] == "ns3"
+
+
+def test_unknown_rules_are_refused():
+    with pytest.raises(ns3_backend.BackendError, match="rules 'linx' unknown"):
+        ns3_backend.Ns3Backend(rules="linx")

@@ -5,7 +5,7 @@
     labels SPEC... [--profile P] [--out FILE]
                                       CSV experiment,point,label of the specs' sweep points
     run SPEC --out ROOT [--profile P] [--backend uml|native|ns3] [--clock real|virtual]
-        [--point NAME] [--rep K] [--kernel PATH]
+        [--point NAME] [--rep K] [--kernel PATH] [--ns3-rules ns3|linux]
     check-native                      say whether this host can run the native backend
     clean [--dry-run]                 remove a killed native run's leftovers (like mn -c)
     vagrant-run SPEC --out ROOT --point NAME --rep K [--profile P]
@@ -64,6 +64,9 @@ def main(argv=None) -> int:
     p_run.add_argument("--point")
     p_run.add_argument("--rep", type=int)
     p_run.add_argument("--kernel", help="UML kernel (default build/kernel/linux)")
+    p_run.add_argument("--ns3-rules", choices=["ns3", "linux"],
+                       help="backend ns3: BBR as ns-3 runs it (ns3, default) or the project's port of "
+                            "Linux's BBR with Linux's rate-sample rules (linux)")
     sub.add_parser("check-native", help="check this host's prerequisites for the native backend")
     p_vag = sub.add_parser("vagrant-run", help="one run on the native backend in the Vagrant VM (vagrant.py)")
     p_vag.add_argument("spec")
@@ -94,6 +97,10 @@ def main(argv=None) -> int:
             # unfinished run removed; SIGKILL is covered by the backends' tether.
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
             extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
+            if args.ns3_rules:
+                if args.backend != "ns3":
+                    raise backends.BackendError(f"--ns3-rules is for --backend ns3, not {args.backend}")
+                extra["rules"] = args.ns3_rules
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
                                  clock=args.clock, only_point=args.point, only_rep=args.rep, **extra)
         elif args.command == "tidy":

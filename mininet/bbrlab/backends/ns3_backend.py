@@ -113,6 +113,14 @@ as ns-3 3.37's change of the lost count, which also counts a lost-marked segment
 an ACK delivers (ns3/bbr_v1.h; what it does after a timeout in
 bench/results/ns3-bbr-2026-11-23.md).
 
+Two sets of rules (Ns3Backend(rules=...); the pipeline's `--config ns3_rules=`,
+`bbrlab run --ns3-rules`; run.json's testbed.ns3_rules). "ns3", the default: ns-3
+as ns-3 papers ran it, `cc: bbr` being ns-3's TcpBbr. "linux": `cc: bbr` is the
+project's BBR v1 (bbrlab::Bbr, Linux's tcp_bbr.c with no change) and both
+switches above are on for it and the variants, so a claim whose verdict moves
+between the two rules moves with ns-3's BBR model and rate sampling, and one
+that still differs from the kernel differs through ns-3's TCP or network.
+
 The compile flags are spelled out (CXXFLAGS, LIBS): Debian's ns3-*.pc files
 give a broken include flag (`-I/usr` followed by a backslash and a semicolon).
 """
@@ -148,6 +156,8 @@ LIBS = ["-lns3-internet-apps", "-lns3-applications", "-lns3-traffic-control", "-
 CONGESTION_CONTROLS = {"bbr": "ns3::TcpBbr", "cubic": "ns3::TcpCubic", "reno": "ns3::TcpLinuxReno",
                        "bbq": "bbrlab::Bbq", "bbq_drain": "bbrlab::BbqDrain",
                        "adaptive_bbr": "bbrlab::AdaptiveBbr", "bbr_e": "bbrlab::BbrE"}
+# How ns-3 runs BBR (Ns3Backend(rules=...)): as ns-3 papers ran it, or with Linux's BBR and rate rules.
+RULES = ("ns3", "linux")
 VARIANTS = ("bbq", "bbq_drain", "adaptive_bbr", "bbr_e")    # the project's BBR v1 with the kernel patches' changes
 RTT_PLACEMENTS = ("ingress", "sender")
 FAST_LINK_BPS = 10e9          # links other than the bottleneck and a shaped access link
@@ -288,7 +298,10 @@ def config_lines(job: dict, out_dir: pathlib.Path) -> list:
 class Ns3Backend:
     name = "ns3"
 
-    def __init__(self, build_dir=None, cc_trace=False, linux_rate_interval=False, linux_losses=False, **_ignored):
+    def __init__(self, build_dir=None, cc_trace=False, linux_rate_interval=False, linux_losses=False,
+                 rules="ns3", **_ignored):
+        if rules not in RULES:
+            raise BackendError(f"ns3 backend: rules {rules!r} unknown (choose {' or '.join(RULES)})")
         self.build_dir = pathlib.Path(build_dir or BUILD_DIR)
         self.program = self.build_dir / "dumbbell"
         # per-ACK records of the project's BBR and its variants (raw/cc_trace_<i>.csv: mode,
@@ -305,6 +318,14 @@ class Ns3Backend:
         # change of the lost count, which also counts lost-marked segments an ACK
         # delivers (ns3/bbr_v1.h). Recorded in raw/ns3.conf.
         self.linux_losses = linux_losses
+        # The pipeline's switch (`--config ns3_rules=linux`, `bbrlab run --ns3-rules linux`):
+        # "ns3" runs ns-3 as ns-3 papers ran it; "linux" runs `cc: bbr` as the project's BBR v1
+        # (a port of Linux's tcp_bbr.c, ns3/bbr_v1.h) instead of ns-3's TcpBbr and turns both
+        # switches above on for it and every variant. What is left between that and the kernel
+        # is ns-3's TCP and network, not its BBR model. CUBIC and Reno stay ns-3's.
+        self.rules = rules
+        if rules == "linux":
+            self.linux_rate_interval = self.linux_losses = True
 
     # ------------------------------------------------------------------ the program
     def _compile_command(self, output) -> list:
@@ -359,7 +380,7 @@ class Ns3Backend:
     def describe(self) -> dict:
         program = self.program if self.program.is_file() else None
         return {"backend": self.name, "substrate": "ns3", "time": "simulated",
-                "ns3_version": ns3_version(), "kernel_release": None,
+                "ns3_version": ns3_version(), "ns3_rules": self.rules, "kernel_release": None,
                 "program": str(program) if program else None,
                 "program_sha256": hashlib.sha256(program.read_bytes()).hexdigest() if program else None}
 
@@ -372,7 +393,8 @@ class Ns3Backend:
         conf = raw / "ns3.conf"
         conf.write_text("\n".join(config_lines(job, raw) + (["cc_trace=1"] if self.cc_trace else [])
                                   + (["linux_rate_interval=1"] if self.linux_rate_interval else [])
-                                  + (["linux_losses=1"] if self.linux_losses else [])) + "\n")
+                                  + (["linux_losses=1"] if self.linux_losses else [])
+                                  + (["project_bbr=1"] if self.rules == "linux" else [])) + "\n")
         console = raw / "console.log"
         # The simulation's cost grows with the packets it moves, and faster than they do
         # (measured, 10 s of two flows: 0.23 host CPU-s per simulated s at 100 Mbit/s,
@@ -398,7 +420,7 @@ class Ns3Backend:
         t0 = lead_s(job)
         timeline = {"t0": t0, "lead_s": t0, "substrate": "ns3", "ns3_version": sim["ns3_version"],
                     "events": [dict(e, t_s=e["at_s"]) for e in traffic.schedule(job)],
-                    "commands": [], "congestion_controls": sorted(CONGESTION_CONTROLS),
+                    "commands": [], "congestion_controls": sorted(CONGESTION_CONTROLS), "ns3_rules": self.rules,
                     "kernel_release": None, "loss_seeded": True,
                     "timings": {"simulated_s": sim["simulated_s"], "simulation_wall_s": round(wall_s, 3),
                                 "simulator_events": sim["events"]}}

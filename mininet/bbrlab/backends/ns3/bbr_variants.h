@@ -110,6 +110,36 @@ class Bbq : public BbrV1
     bool m_queue = false;
 };
 
+// BBR v1 itself: the project's port of Linux's tcp_bbr.c (bbr_v1.h) with no change.
+// `cc: bbr` runs it in place of ns-3's TcpBbr under the backend's Linux rules
+// (Ns3Backend(rules="linux"), `--config ns3_rules=linux`), which also turn on the two
+// Linux switches of bbr_v1.h; the stock rules keep TcpBbr, the model ns-3 papers used.
+// No parameters.
+class Bbr : public BbrV1
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("bbrlab::Bbr").SetParent<BbrV1>().SetGroupName("Internet");
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "bbr";
+    }
+
+    std::string Configure(const VariantParams& p)
+    {
+        return TakeParams(p, {});
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<Bbr>(this);
+    }
+};
+
 // bbq_drain (Ma et al., Sec. V-A, Fig. 12; kernel/variants/bbq_drain.patch): BBQ's first
 // cut. A draining phase (pacing_gain 0.75) of PROBE_BW ends only when inflight has
 // fallen to one BDP (BBR's own bbr_inflight(bw, 1.0)), with no min_rtt time limit.

@@ -569,8 +569,10 @@ PacesItself(const std::string& name)
 
 Ptr<TcpCongestionOps>
 MakeCongestionControl(const std::string& name, SenderState* s, const bbrlab::VariantParams& params,
-                      FILE* trace, bool linuxRateInterval)
+                      FILE* trace, bool linuxRateInterval, bool projectBbr)
 {
+    if (name == "bbr" && projectBbr)  // the Linux rules: the project's BBR v1, not TcpBbr
+        return MakeVariant<bbrlab::Bbr>(name, s, params, trace, linuxRateInterval);
     if (name == "bbq")
         return MakeVariant<bbrlab::Bbq>(name, s, params, trace, linuxRateInterval);
     if (name == "bbq_drain")
@@ -640,6 +642,8 @@ main(int argc, char** argv)
     double rateBps = c.Num("bottleneck_rate_bps");
     double lossRate = c.Num("loss_rate", 0);
     bool paceAll = c.Num("pace_all") != 0;
+    // the Linux rules (Ns3Backend(rules="linux")): `cc: bbr` is the project's BBR v1
+    bool projectBbr = c.Num("project_bbr", 0) != 0;
 
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun((uint64_t)c.Num("seed"));
@@ -797,7 +801,7 @@ main(int argc, char** argv)
         {
             // per-ACK records of the project's BBR (tests read them; not part of tidy data)
             f.ccTrace = OpenOut(out, "cc_trace_" + std::to_string(f.n) + ".csv");
-            if (f.cc == "bbr")
+            if (f.cc == "bbr" && !projectBbr)
                 std::fprintf(f.ccTrace, "t_s,state,pacing_gain,cwnd_gain,delivery_rate_bps,valid,"
                                         "ns3_interval_us,linux_interval_us,delivered_pkts,pacing_bps,"
                                         "inflight,cwnd,ca_state,rtt_us\n");
@@ -809,7 +813,7 @@ main(int argc, char** argv)
                                         "tx_segs,retx_segs,lost_out,sacked_out,retrans_out\n");
         }
         Ptr<TcpCongestionOps> cc = MakeCongestionControl(f.cc, &f.obs, params, f.ccTrace,
-                                                         c.Num("linux_rate_interval", 0) != 0);
+                                                         c.Num("linux_rate_interval", 0) != 0, projectBbr);
         if (Ptr<bbrlab::BbrV1> bbr = DynamicCast<bbrlab::BbrV1>(cc))
         {
             // the project's BBR reads the socket's scoreboard: Linux's loss count (an
