@@ -104,6 +104,7 @@ rows <- dplyr::bind_rows(lapply(per_claim, `[[`, "tex"))
 csv <- dplyr::bind_rows(lapply(per_claim, `[[`, "csv"))
 if (!nrow(csv)) csv <- tibble(id = character(), differ = logical(), linux_as_kernel = logical())
 
+both_ran <- function(a, b) a != "not run" & b != "not run"
 VERDICTS <- c("reproduced", "qualitatively reproduced", "not reproduced", "not run")
 counts <- function(v) paste(sprintf("%d %s", as.integer(table(factor(v, levels = VERDICTS))), VERDICTS), collapse = ", ")
 side_note <- function(t, label, verdicts) {
@@ -125,8 +126,11 @@ note <- paste(
   if (with_linux) side_note(linux, "ns-3, Linux rules", csv$linux_verdict),
   side_note(kernel, "Kernel", csv$kernel_verdict),
   sprintf("Verdicts differ on %d of %d claims.", sum(csv$differ), nrow(csv)),
-  if (with_linux) sprintf("Of those %d, ns-3 under Linux's rules gives the kernel's verdict on %d.",
-                          sum(csv$differ), sum(csv$linux_as_kernel)))
+  if (with_linux) sprintf(paste("Of those %d, ns-3 under Linux's rules gives the kernel's verdict on %d;",
+                                "ns-3 under Linux's rules and the kernel differ on %d of the %d claims both ran."),
+                          sum(csv$differ), sum(csv$linux_as_kernel),
+                          sum(both_ran(csv$linux_verdict, csv$kernel_verdict) & csv$linux_verdict != csv$kernel_verdict),
+                          sum(both_ran(csv$linux_verdict, csv$kernel_verdict))))
 
 cell <- function(w) sprintf(">{\\raggedright\\arraybackslash}p{%.2f\\linewidth}", w)
 widths <- if (with_linux) c(0.30, 0.13, 0.14, 0.14, 0.14) else c(0.38, 0.14, 0.17, 0.17)

@@ -47,6 +47,13 @@ hosts_text <- function(metas) {
   if (n > 6) sprintf("%d hosts", n) else distinct_text(hosts)
 }
 
+# The backend; for ns-3 also its version and how it runs BBR (ns3 or linux rules; older runs: ns3).
+backend_text <- function(m) {
+  b <- m$testbed$backend
+  if (is.null(b) || b != "ns3") return(b)
+  sprintf("ns3 (ns-3 %s, %s rules)", m$testbed$ns3_version %||% "?", m$testbed$ns3_rules %||% "ns3")
+}
+
 runs <- read_runs(args[1])
 metas <- lapply(runs$runs, `[[`, "meta")
 counts <- verdict_counts(runs$index)
@@ -56,7 +63,7 @@ rows <- tibble(
   value = c(sprintf("%d (%d valid, %d invalid, %d failed)", length(metas), counts[["valid"]],
                     counts[["invalid"]], counts[["failed"]]),
             field(metas, function(m) m$profile),
-            field(metas, function(m) m$testbed$backend),
+            field(metas, backend_text),
             field(metas, function(m) m$testbed$clock),
             field(metas, function(m) m$testbed$kernel_release),
             field(metas, function(m) m$testbed$congestion_controls),

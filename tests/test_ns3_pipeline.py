@@ -191,7 +191,8 @@ def test_compare_counts_the_disagreements_linux_rules_settle_as_the_kernel(tmp_p
     assert rows["a"]["linux_mean"] == "5.5" and rows["c"]["linux_verdict"] == "not reproduced"
     tex = out.read_text()
     assert "ns-3, Linux rules" in tex and "Verdicts differ on 2 of 3 claims." in tex
-    assert "Of those 2, ns-3 under Linux's rules gives the kernel's verdict on 1." in tex
+    assert "Of those 2, ns-3 under Linux's rules gives the kernel's verdict on 1;" in tex
+    assert "ns-3 under Linux's rules and the kernel differ on 1 of the 3 claims both ran." in tex
     line_a = next(line for line in tex.splitlines() if "claim a" in line)
     # the columns in order: ns-3, Linux rules, kernel
     assert line_a.index("0.1\\newline") < line_a.index("5.5\\newline") < line_a.index("5.9\\newline")

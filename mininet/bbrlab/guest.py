@@ -544,9 +544,11 @@ def main(run_dir: str) -> int:
             marks["setup_done"] = procacct.global_counters()
         log("measuring base RTT of each path")
         measure_base_rtt(db, job, raw)
+        log("starting receivers")
         loss_cmds, loss_seeded = apply_loss(db, job)
         applied += loss_cmds
         servers = start_receivers(db, job, raw)
+        log("starting sampler")
         until = time.time() + 60 + LEAD_S + job["duration_s"] + TAIL_S
         sampler = start_samplers(db, job, raw, until)
         captures = start_captures(db, job, raw) if job["capture"] == "bottleneck" else []
