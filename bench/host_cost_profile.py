@@ -230,10 +230,10 @@ def label(g: dict) -> str:
         return "iperf3 server (receiver)"
     if cmd.startswith("iperf3 -c"):
         return "iperf3 client (sender)"
-    if "bulk.py receive" in cmd:
-        return "bulk.py receive (receiver)"
-    if "bulk.py send" in cmd:
-        return "bulk.py send (sender)"
+    if "bulk.py receive" in cmd or "bulk receive" in cmd:
+        return "bulk receive (receiver)"
+    if "bulk.py send" in cmd or "bulk send" in cmd:
+        return "bulk send (sender)"
     if "mininet:" in cmd or cmd.startswith("bash"):
         return "bash (Mininet node shell)"
     return cmd.split()[0].rsplit("/", 1)[-1]
@@ -331,7 +331,7 @@ def main():
     parser.add_argument("--lowat", type=int, default=0,
                         help="SO_RCVLOWAT in bytes on the iperf3 receivers' data sockets (rcvlowat.py; 0: off)")
     parser.add_argument("--traffic", choices=("bulk", "iperf3"), default="bulk",
-                        help="the flows' two ends (bbrlab/traffic.py; default: bulk.py)")
+                        help="the flows' two ends (bbrlab/traffic.py; default: bulk)")
     parser.add_argument("--seed", type=int, default=1, help="the run's seed (repetitions differ by seed)")
     parser.add_argument("--keep", help="keep the run directory here (default: a temporary one, removed)")
     parser.add_argument("--out")

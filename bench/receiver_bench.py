@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""The flows' two ends, iperf3 against bulk.py: host cost and what the flows see.
+"""The flows' two ends, iperf3 against the project's bulk (bulk.py until 2026-11-24, now bulk.c): host cost and what the flows see.
 
     .venv/bin/python bench/receiver_bench.py [--seeds 1 2 3] [--duration 12] [--rate 100]
         [--keep DIR [--reuse]] [--out bench/results/receiver-<date>.md]
 
 For each seed runs bench/host_cost_profile.py once with each traffic tool
-(iperf3 first for odd seeds, bulk.py first for even ones, so that drift in
+(iperf3 first for odd seeds, bulk first for even ones, so that drift in
 the shared host's load does not favour one), keeps the runs, and writes a
 table (bench/host_cost_compare.py's) and a summary: per tool the host CPU
 per experiment-second in the profile window and the receivers' ptrace stops,
 and per flow goodput, mean RTT, the bottleneck backlog and the receivers'
 ACKs per data segment, each as the range over the seeds. The change of tool
-is accepted when every one of bulk.py's flow metrics lies within the range
+is accepted when every one of bulk's flow metrics lies within the range
 iperf3's runs span widened by half that range on each side (so the check
 is against run-to-run spread, as the testbed issue asks, not against a
 tolerance chosen afterwards), and the ACKs per data segment within 0.01 of
@@ -74,7 +74,7 @@ def verdict(rows: dict) -> list:
 
 
 def report(rows: dict, table: str, args) -> str:
-    lines = [f"# iperf3 against bulk.py as the flows' two ends ({datetime.date.today()})", "",
+    lines = [f"# iperf3 against bulk as the flows' two ends ({datetime.date.today()})", "",
              f"`bench/receiver_bench.py --seeds {' '.join(map(str, args.seeds))} --duration {args.duration:g} "
              f"--rate {args.rate:g}`: two BBR flows (10 and 50 ms RTT, the second from 2 s), "
              f"{args.rate:g} Mbit/s, 2 MB buffer, virtual clock; one run per tool and seed, paired by seed.", "",
@@ -89,10 +89,10 @@ def report(rows: dict, table: str, args) -> str:
                      f"{statistics.median(x['run_host_cpu_s'] for x in r):.1f} | "
                      f"{sum(x['valid'] for x in r)}/{len(r)} |")
     ratio = statistics.median(x["cpu_per_s"] for x in rows["iperf3"]) / statistics.median(x["cpu_per_s"] for x in rows["bulk"])
-    lines += ["", f"Steady-state host CPU, iperf3 / bulk.py (medians, same call): **{ratio:.2f}x**.", "",
-              "What the flows saw (range over seeds; accepted when bulk.py's runs lie within iperf3's range "
+    lines += ["", f"Steady-state host CPU, iperf3 / bulk (medians, same call): **{ratio:.2f}x**.", "",
+              "What the flows saw (range over seeds; accepted when bulk's runs lie within iperf3's range "
               "widened by half of it on each side, ACKs per data segment within 0.01):", "",
-              "| metric | iperf3 | bulk.py | within |", "|---|---|---|---|"]
+              "| metric | iperf3 | bulk | within |", "|---|---|---|---|"]
     for k, (a, b), (c, d), ok in verdict(rows):
         lines.append(f"| {k} | {a:.3f}-{b:.3f} | {c:.3f}-{d:.3f} | {'yes' if ok else '**no**'} |")
     lines += ["", "Per run (bench/host_cost_compare.py):", "", table]

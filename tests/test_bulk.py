@@ -1,4 +1,5 @@
-"""The flows' two ends (bbrlab/bulk.py), on the host's loopback: no testbed boot.
+"""The flows' two ends (bbrlab/bulk.c, built by bulk_build.py), on the host's loopback: no
+testbed boot.
 
 What the experiments rely on: the sender keeps writing for exactly its time
 (also when a write is blocked on a full buffer), with the congestion control
@@ -12,14 +13,18 @@ import pathlib
 import signal
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
 
-from bbrlab import traffic
+from bbrlab import bulk_build, traffic
 
 BULK = pathlib.Path(traffic.BULK)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    return bulk_build.build()
 
 
 def free_port() -> int:
@@ -29,7 +34,7 @@ def free_port() -> int:
 
 
 def start_receiver(port):
-    proc = subprocess.Popen([sys.executable, str(BULK), "receive", str(port)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([str(BULK), "receive", str(port)], stdout=subprocess.PIPE, text=True)
     assert json.loads(proc.stdout.readline()) == {"listening": port}
     return proc
 
@@ -38,7 +43,7 @@ def test_everything_written_arrives_and_the_sender_stops_on_time():
     port = free_port()
     rcv = start_receiver(port)
     t = time.monotonic()
-    snd = subprocess.run([sys.executable, str(BULK), "send", "127.0.0.1", str(port), "1.5", "cubic"],
+    snd = subprocess.run([str(BULK), "send", "127.0.0.1", str(port), "1.5", "cubic"],
                          capture_output=True, text=True, timeout=30)
     elapsed = time.monotonic() - t
     assert snd.returncode == 0, snd.stderr
@@ -48,7 +53,7 @@ def test_everything_written_arrives_and_the_sender_stops_on_time():
     assert 1.4 <= sent["end"] - sent["start"] <= 2.0
     assert elapsed < 5
     assert sent["bytes"] > 10 * 128 * 1024
-    assert got["bytes"] == sent["bytes"]
+    assert got["bytes"] == sent["bytes"] and got["eof"] is True
 
 
 def test_a_write_blocked_on_a_full_buffer_ends_at_the_deadline():
@@ -57,7 +62,7 @@ def test_a_write_blocked_on_a_full_buffer_ends_at_the_deadline():
         lst.bind(("127.0.0.1", 0))
         lst.listen(1)
         port = lst.getsockname()[1]
-        snd = subprocess.Popen([sys.executable, str(BULK), "send", "127.0.0.1", str(port), "1", "cubic"],
+        snd = subprocess.Popen([str(BULK), "send", "127.0.0.1", str(port), "1", "cubic"],
                                stdout=subprocess.PIPE, text=True)
         conn, _ = lst.accept()
         try:
@@ -88,7 +93,7 @@ def test_unknown_congestion_control_is_refused_by_name():
     port = free_port()
     rcv = start_receiver(port)
     try:
-        snd = subprocess.run([sys.executable, str(BULK), "send", "127.0.0.1", str(port), "1", "no_such_cc"],
+        snd = subprocess.run([str(BULK), "send", "127.0.0.1", str(port), "1", "no_such_cc"],
                              capture_output=True, text=True, timeout=30)
     finally:
         rcv.kill()
@@ -99,14 +104,59 @@ def test_unknown_congestion_control_is_refused_by_name():
 
 @pytest.mark.parametrize("argv", [["send", "127.0.0.1", "5200", "0", "bbr"], ["send", "x"], ["listen", "1"]])
 def test_bad_arguments_get_usage(argv):
-    res = subprocess.run([sys.executable, str(BULK), *argv], capture_output=True, text=True, timeout=30)
+    res = subprocess.run([str(BULK), *argv], capture_output=True, text=True, timeout=30)
     assert res.returncode == 2 and "usage" in res.stderr
 
 
 def test_traffic_tool_choice():
     flow = {"flow": 2, "cc": "bbr", "start_s": 1.0, "stop_s": 11.0}
-    assert traffic.client_cmd(flow, "10.0.0.4")[1:] == [traffic.BULK, "send", "10.0.0.4", "5202", "10", "bbr"]
+    assert traffic.client_cmd(flow, "10.0.0.4") == [traffic.BULK, "send", "10.0.0.4", "5202", "10", "bbr"]
+    assert traffic.server_cmd(2) == [traffic.BULK, "receive", "5202"]
     assert traffic.client_cmd(flow, "10.0.0.4", "iperf3")[:2] == ["iperf3", "-c"]
     assert traffic.tool({}) == "bulk"
     with pytest.raises(ValueError, match="traffic_tool"):
         traffic.tool({"traffic_tool": "netperf"})
+
+
+def test_missing_compiler_is_named(monkeypatch):
+    monkeypatch.setattr(bulk_build, "CC", "no-such-cc")
+    with pytest.raises(bulk_build.BulkBuildError, match="no-such-cc.*apt-get install gcc"):
+        bulk_build.build()
+
+
+def test_rebuilt_only_when_the_source_changes(monkeypatch, tmp_path):
+    source = tmp_path / "bulk.c"
+    source.write_text(bulk_build.SOURCE.read_text())
+    monkeypatch.setattr(bulk_build, "SOURCE", source)
+    monkeypatch.setattr(bulk_build, "BINARY", tmp_path / "out" / "bulk")
+    first = bulk_build.build()
+    stamp = first.stat().st_mtime_ns
+    assert bulk_build.build().stat().st_mtime_ns == stamp            # up to date: left alone
+    source.write_text(source.read_text().replace("usage: bulk receive", "usage:  bulk receive"))
+    assert bulk_build.build().stat().st_mtime_ns != stamp
+    res = subprocess.run([str(first)], capture_output=True, text=True)
+    assert res.returncode == 2 and "usage:  bulk receive" in res.stderr
+    # a source that does not compile: the error names it, the old binary stays
+    source.write_text("int main( {")
+    with pytest.raises(bulk_build.BulkBuildError, match="cannot compile the traffic tool"):
+        bulk_build.build()
+    assert first.is_file()
+
+
+def test_a_stopped_receiver_reports_what_it_got():
+    """The experiment ends while a slow flow still drains its send buffer: SIGTERM makes the
+    receiver report what it received, flagged, instead of dying without a report."""
+    port = free_port()
+    rcv = start_receiver(port)
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(bytes(300_000))
+        time.sleep(0.3)
+        rcv.terminate()
+        got = json.loads(rcv.communicate(timeout=30)[0])
+    assert rcv.returncode == 0
+    assert got["eof"] is False and got["bytes"] == 300_000 and got["role"] == "receiver"
+    # stopped before any sender came: a report of nothing
+    rcv = start_receiver(free_port())
+    rcv.terminate()
+    assert json.loads(rcv.communicate(timeout=30)[0]) == {"role": "receiver", "port": int(rcv.args[-1]),
+                                                          "bytes": 0, "reads": 0, "eof": False}

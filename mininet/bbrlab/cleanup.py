@@ -6,7 +6,7 @@ kernel. When it ends normally Mininet tears it down, but a run that is killed
 
 - the Mininet host shells (`bash ... mininet:snd1`, started with setsid, so
   they survive a kill of the run's process group) and every process in their
-  network namespaces (the flows' bulk.py or iperf3, ping, tcpdump);
+  network namespaces (the flows' bulk or iperf3, ping, tcpdump);
 - the links of the root namespace: the switches sw1/sw2 (Linux bridges or
   Open vSwitch bridges), their veth ports sw<k>-eth<i> (deleting one end of a
   veth pair deletes the other), the ifb devices ifbflow<i> of the ingress

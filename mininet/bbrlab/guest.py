@@ -11,7 +11,7 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
     sockets_rcv<i>.jsonl     receiver socket samples
     qdisc.jsonl              bottleneck qdisc samples
     cpu.jsonl                guest CPU samples
-    bulk_sender_<i>.json     the traffic tool's own reports (bulk.py; iperf3_... with
+    bulk_sender_<i>.json     the traffic tool's own reports (bulk.c; iperf3_... with
     bulk_receiver_<i>.json   traffic_tool: iperf3): bytes, times, congestion control used
     capture_enq_<i>.pcap     with `capture: bottleneck`: headers of flow i's packets
     capture_deq.pcap         entering / leaving the bottleneck queue (capture.py),
@@ -385,7 +385,7 @@ def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
 
 
 def start_receivers(db, job: dict, raw: pathlib.Path) -> list:
-    """Start each flow's receiver and, for bulk.py, wait until it listens; [(proc, report file)]."""
+    """Start each flow's receiver and, for bulk, wait until it listens; [(proc, report file)]."""
     name, servers = traffic.tool(job), []
     for i, f in enumerate(job["flows"]):
         path = raw / f"{name}_receiver_{f['flow']}.json"
@@ -406,10 +406,14 @@ def start_receivers(db, job: dict, raw: pathlib.Path) -> list:
 
 
 def stop_receivers(servers: list) -> None:
-    """Stop receivers still running (a flow that never ended) and keep bulk.py's reports."""
+    """Stop receivers still running (a flow that never ended) and keep bulk's reports."""
     for proc, out in servers:
         if proc.poll() is None:
-            proc.kill()
+            proc.terminate()            # bulk reports what it received, "eof": false
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         if isinstance(out, pathlib.Path):
             text = proc.stdout.read()
             tmp = out.with_name(out.name + ".tmp")

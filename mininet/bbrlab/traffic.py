@@ -1,19 +1,19 @@
 """Bulk TCP flows and the schedule that starts them.
 
 Flow i sends from snd<i> to a receiver on rcv<i>, port 5200 + i, with the
-flow's congestion control. The two ends are bulk.py (the default: one system
-call per receiver wake-up, which is what a User-Mode Linux run's host cost is
-made of) or, when the job says `traffic_tool: iperf3` (bench/receiver_bench.py
-compares the two), iperf3 with `-C`. Sender and receiver sockets are sampled
+flow's congestion control. The two ends are the project's bulk program (the
+default: bulk.c, built by bulk_build.py; one system call per receiver wake-up,
+which is what a User-Mode Linux run's host cost is made of) or, when the job
+says `traffic_tool: iperf3` (bench/receiver_bench.py compares the two), iperf3
+with `-C`. Sender and receiver sockets are sampled
 separately (samplers.py); the tools' own reports are kept in raw/ as a
 cross-check only.
 """
-import pathlib
-import sys
+from . import bulk_build
 
 BASE_PORT = 5200
 TOOLS = ("bulk", "iperf3")
-BULK = str(pathlib.Path(__file__).with_name("bulk.py"))
+BULK = str(bulk_build.BINARY)     # built on the host before the testbed starts
 
 
 def port(flow_number: int) -> int:
@@ -30,7 +30,7 @@ def tool(job: dict) -> str:
 def server_cmd(flow_number: int, name: str = "bulk") -> list:
     if name == "iperf3":
         return ["iperf3", "-s", "-1", "-p", str(port(flow_number)), "-J"]
-    return [sys.executable, BULK, "receive", str(port(flow_number))]
+    return [BULK, "receive", str(port(flow_number))]
 
 
 def client_cmd(flow: dict, server_ip: str, name: str = "bulk") -> list:
@@ -38,7 +38,7 @@ def client_cmd(flow: dict, server_ip: str, name: str = "bulk") -> list:
     if name == "iperf3":
         return ["iperf3", "-c", server_ip, "-p", str(port(flow["flow"])), "-t", f"{seconds:g}",
                 "-C", flow["cc"], "-J", "-i", "1"]
-    return [sys.executable, BULK, "send", server_ip, str(port(flow["flow"])), f"{seconds:g}", flow["cc"]]
+    return [BULK, "send", server_ip, str(port(flow["flow"])), f"{seconds:g}", flow["cc"]]
 
 
 def schedule(job: dict) -> list:

@@ -77,6 +77,16 @@ def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=
     return proc.returncode, usage, timed_out
 
 
+def build_traffic_tool() -> None:
+    """The flows' two ends (bulk.c), compiled on the host unless up to date (bulk_build.py): the
+    uml and native backends' check(), before any testbed starts."""
+    from .. import bulk_build
+    try:
+        bulk_build.build()
+    except bulk_build.BulkBuildError as err:
+        raise BackendError(str(err)) from None
+
+
 def get(name: str, **kwargs):
     if name == "uml":
         from .uml import UmlBackend

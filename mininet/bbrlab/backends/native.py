@@ -14,13 +14,13 @@ import subprocess
 import sys
 import time
 
-from . import BackendError, GuestResult, tethered
+from . import BackendError, GuestResult, build_traffic_tool, tethered
 
 PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
 QDISCS = {"netem": ["netem", "delay", "1ms"], "fq": ["fq"], "tbf": ["tbf", "rate", "1mbit", "burst", "3000", "limit", "3000"],
           "htb": ["htb"], "red": ["red", "limit", "400000", "min", "30000", "max", "90000", "avpkt", "1000",
                                   "burst", "55", "probability", "0.02", "bandwidth", "10mbit"]}
-TOOLS = ["tc", "ip", "ethtool", "ping", "mnexec", "brctl"]   # the flows run bulk.py (python3); iperf3 only with traffic_tool: iperf3
+TOOLS = ["tc", "ip", "ethtool", "ping", "mnexec", "brctl"]   # the flows run bulk.c (built here); iperf3 only with traffic_tool: iperf3
 
 
 def _run(cmd):
@@ -71,6 +71,7 @@ class NativeBackend:
         if missing:
             raise BackendError("the native backend cannot run on this host:\n  - " + "\n  - ".join(missing)
                                + "\nuse the default uml backend, or a host/VM that has these (see Vagrantfile)")
+        build_traffic_tool()
 
     def describe(self) -> dict:
         return {"backend": self.name, "kernel_release": os.uname().release}

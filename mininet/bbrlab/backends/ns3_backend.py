@@ -124,7 +124,6 @@ that still differs from the kernel differs through ns-3's TCP or network.
 The compile flags are spelled out (CXXFLAGS, LIBS): Debian's ns3-*.pc files
 give a broken include flag (`-I/usr` followed by a backslash and a semicolon).
 """
-import fcntl
 import hashlib
 import json
 import math
@@ -134,7 +133,7 @@ import shutil
 import subprocess
 import time
 
-from .. import traffic, units, variants
+from .. import stamped_build, traffic, units, variants
 from . import BackendError, GuestResult, tethered
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
@@ -343,22 +342,11 @@ class Ns3Backend:
 
     def build(self) -> pathlib.Path:
         """Compile the program unless the stamp says it is up to date; returns its path."""
-        key = self.build_key()
-        stamp = self.build_dir / "dumbbell.stamp"
-        self.build_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.build_dir / ".lock", "w") as lock:      # one build at a time (parallel jobs)
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if self.program.is_file() and stamp.is_file() and stamp.read_text().strip() == key:
-                return self.program
-            tmp = self.build_dir / f".dumbbell.{os.getpid()}"
-            res = subprocess.run(["nice", "-n", "19", *self._compile_command(tmp)], capture_output=True, text=True)
-            if res.returncode != 0:
-                tmp.unlink(missing_ok=True)
-                tail = "\n".join(res.stderr.strip().splitlines()[-30:])
-                raise BackendError(f"cannot compile the ns-3 program {SOURCE}:\n{tail}")
-            tmp.rename(self.program)
-            stamp.write_text(key + "\n")
-        return self.program
+        try:
+            return stamped_build.build(self.program, self.build_key(), self._compile_command,
+                                       f"the ns-3 program {SOURCE}")
+        except stamped_build.BuildError as err:
+            raise BackendError(str(err)) from None
 
     # ------------------------------------------------------------------ backend interface
     def check(self) -> None:

@@ -44,7 +44,7 @@ import shutil
 import tempfile
 import time
 
-from . import BackendError, GuestResult, tethered
+from . import BackendError, GuestResult, build_traffic_tool, tethered
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
@@ -109,6 +109,7 @@ class UmlBackend:
         if self.seed_guest and not shutil.which("setarch"):
             raise BackendError("setarch not found (util-linux): a seeded testbed runs with the host's address-space"
                                " randomisation off; install util-linux")
+        build_traffic_tool()
 
     def describe(self) -> dict:
         release = self.kernel.parent / "release"
