@@ -376,8 +376,7 @@ def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
               "qdisc": {"dev": db.bottleneck_intf, "out": str(raw / "qdisc.jsonl"), "every": queue_every},
               "cpu": {"out": str(raw / "cpu.jsonl"), "every": max(1, round(0.5 / tick))}}
     (raw / "samplers.json").write_text(json.dumps(config, indent=1))
-    proc = subprocess.Popen([sys.executable, "-m", "bbrlab.samplers", str(raw / "samplers.json")],
-                            stdout=subprocess.PIPE, text=True)
+    proc = samplers.Forked(config)       # `python3 -m bbrlab.samplers samplers.json`, without a new interpreter
     line = proc.stdout.readline().strip()
     if line != "ready":
         raise RuntimeError(f"sampler failed to start (said {line!r}, exit {proc.poll()})")

@@ -2,6 +2,7 @@
 bottleneck queue and the guest CPU on a fixed time grid.
 
     python3 -m bbrlab.samplers CONFIG.json
+    samplers.Forked(CONFIG)    (the experiment driver: the same, forked from it)
 
 CONFIG:
     {"until": <epoch s>, "tick_s": 0.05,
@@ -122,9 +123,9 @@ def run(config: dict) -> None:
     targets = build_targets(config)
     files = [open(out, "a", buffering=1 << 16) for _every, out, _fn in targets]
     tick, until = config.get("tick_s", 0.05), config.get("until")
-    print("ready", flush=True)
-    start, k = time.time(), 0
-    try:
+    try:                             # a SIGTERM from the moment "ready" is said ends the loop cleanly
+        print("ready", flush=True)
+        start, k = time.time(), 0
         while until is None or time.time() < until:
             due = start + k * tick
             now = time.time()
@@ -144,6 +145,66 @@ def run(config: dict) -> None:
     finally:
         for f in files:
             f.close()
+
+
+COMM = b"bbrlab-sampler"     # the forked sampler's process name (/proc/<pid>/comm)
+PR_SET_NAME = 15
+
+
+class Forked:
+    """The sampler as a child of the calling process (fork, no exec), with the part of
+    subprocess.Popen's interface the driver uses. Starting a Python interpreter in the
+    User-Mode Linux guest costs most of a host CPU-second (page faults and system calls
+    are ptrace stops; bench/results/revision-ab-2026-11-24-sampler-*.md); the driver has
+    this module loaded already, so its child only runs it. The child's garbage collector
+    leaves the inherited objects alone (gc.freeze), so it does not write to (and copy)
+    the driver's pages; its name is COMM, so that accounting tells it from the driver."""
+
+    def __init__(self, config: dict):
+        import gc
+        read, write = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:                            # the child: never returns
+            status = 1
+            try:
+                os.close(read)
+                gc.freeze()
+                ctypes.CDLL(None).prctl(PR_SET_NAME, ctypes.c_char_p(COMM), 0, 0, 0)
+                os.dup2(write, 1)
+                os.closerange(3, os.sysconf("SC_OPEN_MAX"))   # the driver's files, shells' ptys, pipes
+                sys.stdout = os.fdopen(1, "w")
+                run(config)
+                sys.stdout.flush()
+                status = 0
+            except BaseException:                    # noqa: B036 - report anything, then leave
+                import traceback
+                os.write(2, traceback.format_exc().encode())   # fd 2 itself: sys.stderr may be a wrapper
+            finally:
+                os._exit(status)
+        os.close(write)
+        self.stdout = os.fdopen(read, "r")
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, sig) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def wait(self, timeout=None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"sampler (pid {self.pid}) still running after {timeout} s")
+            time.sleep(0.05)
+        return self.returncode
 
 
 def main(argv=None) -> None:
