@@ -222,7 +222,7 @@ def match(host_maps: list, kernel_maps: set, guest_procs: list):
 
 def label(g: dict) -> str:
     cmd = g["cmdline"] or f"[{g['comm']}]"
-    if "bbrlab.samplers" in cmd:
+    if "bbrlab.samplers" in cmd or g["comm"] == "bbrlab-sampler":     # a process, or forked from the driver
         return "python sampler"
     if "bbrlab.guest" in cmd:
         return "python guest.py (experiment driver)"
