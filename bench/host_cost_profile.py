@@ -148,7 +148,7 @@ def watch(tmp_raw: pathlib.Path, marker: str, snaps: dict, stop: threading.Event
         snaps["python_pids"] = sorted(set(snaps.get("python_pids", pys)) & set(pys))
 
 
-PHASES = [("boot: kernel and guest_init.sh", "bbrlab-guest: booted"),
+PHASES = [("boot: kernel and guest init", "bbrlab-guest: booted"),
           ("guest start: python, modules, Open vSwitch", "building dumbbell"),
           ("set-up: Mininet dumbbell, shaping, sysctls", "measuring base RTT"),
           ("base-RTT pings", "starting receivers"),

@@ -1,4 +1,4 @@
-"""The flows' two ends (bbrlab/bulk.c, built by bulk_build.py), on the host's loopback: no
+"""The flows' two ends (bbrlab/bulk.c, built by guest_programs.py), on the host's loopback: no
 testbed boot.
 
 What the experiments rely on: the sender keeps writing for exactly its time
@@ -17,14 +17,14 @@ import time
 
 import pytest
 
-from bbrlab import bulk_build, traffic
+from bbrlab import guest_programs, traffic
 
 BULK = pathlib.Path(traffic.BULK)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    return bulk_build.build()
+    return guest_programs.build("bulk")
 
 
 def free_port() -> int:
@@ -119,27 +119,28 @@ def test_traffic_tool_choice():
 
 
 def test_missing_compiler_is_named(monkeypatch):
-    monkeypatch.setattr(bulk_build, "CC", "no-such-cc")
-    with pytest.raises(bulk_build.BulkBuildError, match="no-such-cc.*apt-get install gcc"):
-        bulk_build.build()
+    monkeypatch.setattr(guest_programs, "CC", "no-such-cc")
+    with pytest.raises(guest_programs.ProgramBuildError, match="no-such-cc.*apt-get install gcc"):
+        guest_programs.build("bulk")
 
 
 def test_rebuilt_only_when_the_source_changes(monkeypatch, tmp_path):
     source = tmp_path / "bulk.c"
-    source.write_text(bulk_build.SOURCE.read_text())
-    monkeypatch.setattr(bulk_build, "SOURCE", source)
-    monkeypatch.setattr(bulk_build, "BINARY", tmp_path / "out" / "bulk")
-    first = bulk_build.build()
+    source.write_text(guest_programs.SOURCES["bulk"].read_text())
+    monkeypatch.setitem(guest_programs.SOURCES, "bulk", source)
+    monkeypatch.setattr(guest_programs, "BIN_DIR", tmp_path / "bin")
+    first = guest_programs.build("bulk")
+    assert first == tmp_path / "bin" / "bulk"
     stamp = first.stat().st_mtime_ns
-    assert bulk_build.build().stat().st_mtime_ns == stamp            # up to date: left alone
+    assert guest_programs.build("bulk").stat().st_mtime_ns == stamp            # up to date: left alone
     source.write_text(source.read_text().replace("usage: bulk receive", "usage:  bulk receive"))
-    assert bulk_build.build().stat().st_mtime_ns != stamp
+    assert guest_programs.build("bulk").stat().st_mtime_ns != stamp
     res = subprocess.run([str(first)], capture_output=True, text=True)
     assert res.returncode == 2 and "usage:  bulk receive" in res.stderr
     # a source that does not compile: the error names it, the old binary stays
     source.write_text("int main( {")
-    with pytest.raises(bulk_build.BulkBuildError, match="cannot compile the traffic tool"):
-        bulk_build.build()
+    with pytest.raises(guest_programs.ProgramBuildError, match="cannot compile the testbed's bulk"):
+        guest_programs.build("bulk")
     assert first.is_file()
 
 
@@ -160,3 +161,17 @@ def test_a_stopped_receiver_reports_what_it_got():
     rcv.terminate()
     assert json.loads(rcv.communicate(timeout=30)[0]) == {"role": "receiver", "port": int(rcv.args[-1]),
                                                           "bytes": 0, "reads": 0, "eof": False}
+
+
+def test_a_stop_at_any_moment_ends_the_receiver():
+    """SIGTERM just before the receiver blocks (a race the signal alone would lose: the read
+    would wait for the sender) still ends it: twenty stops at varying moments."""
+    for k in range(20):
+        port = free_port()
+        rcv = start_receiver(port)
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(bytes(1000 * k))
+            time.sleep(0.0005 * k)
+            rcv.terminate()
+            got = json.loads(rcv.communicate(timeout=5)[0])
+        assert got["eof"] is False and got["bytes"] <= 1000 * k

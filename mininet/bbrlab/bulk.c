@@ -38,7 +38,7 @@
  * drains its send buffer) reports what it received with "eof": false. Exit
  * status: 0 done, 1 a socket error (named on stderr), 2 a malformed command line.
  *
- * Built by bbrlab/bulk_build.py (static, into build/bulk/) before a testbed
+ * Built by bbrlab/guest_programs.py (static, into build/bin/) before a testbed
  * starts; the guest runs the host's binary through its host file system.
  */
 #define _GNU_SOURCE
@@ -60,12 +60,18 @@
 #define USAGE "usage: bulk receive PORT | bulk send HOST PORT SECONDS CC"
 
 static char block[BLOCK];
-static volatile sig_atomic_t stopped; /* SIGTERM: the receiver reports what it has and ends */
+/* SIGTERM: the receiver reports what it has and ends. The handler also shuts the socket
+   the receiver waits on for reading, so that a wait the signal missed (it came just
+   before the call) returns too. */
+static volatile sig_atomic_t stopped;
+static volatile sig_atomic_t waiting_fd = -1;
 
 static void on_term(int sig)
 {
     (void)sig;
     stopped = 1;
+    if (waiting_fd >= 0)
+        shutdown(waiting_fd, SHUT_RD);
 }
 
 static void fail(const char* what)
@@ -132,16 +138,18 @@ static int receive(int port)
     struct sockaddr_in peer;
     socklen_t plen = sizeof peer;
     int conn;
-    while ((conn = accept(lst, (struct sockaddr*)&peer, &plen)) < 0)
+    waiting_fd = lst;
+    while (stopped || (conn = accept(lst, (struct sockaddr*)&peer, &plen)) < 0)
     {
-        if (errno != EINTR)
-            fail("accept");
         if (stopped)
         {
             printf("{\"role\": \"receiver\", \"port\": %d, \"bytes\": 0, \"reads\": 0, \"eof\": false}\n", port);
             return 0;
         }
+        if (errno != EINTR)
+            fail("accept");
     }
+    waiting_fd = conn;
     close(lst);
     double start = wall_now();
     unsigned long long received = 0, reads = 0;
@@ -157,12 +165,13 @@ static int receive(int port)
         }
         if (n == 0)
         {
-            eof = 1;
+            eof = !stopped; /* not the end of stream: our own shutdown on SIGTERM */
             break;
         }
         received += (unsigned long long)n;
         reads++;
     }
+    waiting_fd = -1;
     double end = wall_now();
     char cc[CC_LEN + 1];
     used_cc(conn, cc);

@@ -2,18 +2,18 @@
 
 Flow i sends from snd<i> to a receiver on rcv<i>, port 5200 + i, with the
 flow's congestion control. The two ends are the project's bulk program (the
-default: bulk.c, built by bulk_build.py; one system call per receiver wake-up,
+default: bulk.c, built by guest_programs.py; one system call per receiver wake-up,
 which is what a User-Mode Linux run's host cost is made of) or, when the job
 says `traffic_tool: iperf3` (bench/receiver_bench.py compares the two), iperf3
 with `-C`. Sender and receiver sockets are sampled
 separately (samplers.py); the tools' own reports are kept in raw/ as a
 cross-check only.
 """
-from . import bulk_build
+from . import guest_programs
 
 BASE_PORT = 5200
 TOOLS = ("bulk", "iperf3")
-BULK = str(bulk_build.BINARY)     # built on the host before the testbed starts
+BULK = str(guest_programs.binary("bulk"))     # built on the host before the testbed starts
 
 
 def port(flow_number: int) -> int:

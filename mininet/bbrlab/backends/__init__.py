@@ -77,13 +77,15 @@ def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=
     return proc.returncode, usage, timed_out
 
 
-def build_traffic_tool() -> None:
-    """The flows' two ends (bulk.c), compiled on the host unless up to date (bulk_build.py): the
-    uml and native backends' check(), before any testbed starts."""
-    from .. import bulk_build
+def build_guest_programs(*names) -> None:
+    """The project's C programs the testbed runs (guest_programs.py: the flows' two ends, the
+    UML guest's init), compiled on the host unless up to date: the uml and native backends'
+    check(), before any testbed starts."""
+    from .. import guest_programs
     try:
-        bulk_build.build()
-    except bulk_build.BulkBuildError as err:
+        for name in names:
+            guest_programs.build(name)
+    except guest_programs.ProgramBuildError as err:
         raise BackendError(str(err)) from None
 
 

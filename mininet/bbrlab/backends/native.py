@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from . import BackendError, GuestResult, build_traffic_tool, tethered
+from . import BackendError, GuestResult, build_guest_programs, tethered
 
 PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
 QDISCS = {"netem": ["netem", "delay", "1ms"], "fq": ["fq"], "tbf": ["tbf", "rate", "1mbit", "burst", "3000", "limit", "3000"],
@@ -71,7 +71,7 @@ class NativeBackend:
         if missing:
             raise BackendError("the native backend cannot run on this host:\n  - " + "\n  - ".join(missing)
                                + "\nuse the default uml backend, or a host/VM that has these (see Vagrantfile)")
-        build_traffic_tool()
+        build_guest_programs("bulk")
 
     def describe(self) -> dict:
         return {"backend": self.name, "kernel_release": os.uname().release}

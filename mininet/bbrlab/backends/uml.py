@@ -2,7 +2,7 @@
 
 The testbed kernel (kernel/build-uml.sh) runs as an ordinary process of the
 calling user. Its root file system is the host's, through hostfs, read-only;
-guest_init.sh (PID 1) mounts tmpfs where the guest writes and the run
+guest_init.c (PID 1, built by guest_programs.py) mounts tmpfs where the guest writes and the run
 directory read-write. Clock modes: `real` (guest time is host time) and
 `virtual` (UML time-travel: guest computation takes no guest time, so a
 loaded host cannot distort a run; wall time grows instead).
@@ -19,7 +19,7 @@ Seeded guests. The run's seed (spec.py: the spec's `seed` plus the
 repetition) goes on the kernel command line as `bbrlab.seed=<seed>`: the
 testbed kernel (kernel/patches/uml-seeded-random.patch) then derives all of
 its randomness from it instead of the host's getrandom() and /dev/random.
-The guest's user space gets PYTHONHASHSEED from it (guest_init.sh). On the
+The guest's user space gets PYTHONHASHSEED from it (guest_init.c). On the
 virtual clock the guest's wall clock is also pinned (`time-travel-start=`,
 GUEST_EPOCH_NS): otherwise it starts at the host's time of boot, which
 random_init() mixes into the pool. And the kernel runs with the host's
@@ -44,7 +44,8 @@ import shutil
 import tempfile
 import time
 
-from . import BackendError, GuestResult, build_traffic_tool, tethered
+from . import BackendError, GuestResult, build_guest_programs, tethered
+from .. import guest_programs
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
@@ -109,7 +110,7 @@ class UmlBackend:
         if self.seed_guest and not shutil.which("setarch"):
             raise BackendError("setarch not found (util-linux): a seeded testbed runs with the host's address-space"
                                " randomisation off; install util-linux")
-        build_traffic_tool()
+        build_guest_programs("bulk", "guest_init")
 
     def describe(self) -> dict:
         release = self.kernel.parent / "release"
@@ -118,11 +119,11 @@ class UmlBackend:
 
     def command(self, run_dir: pathlib.Path, clock: str, uml_dir: str, mem_mb: int = 1024, seed=None) -> list:
         """The kernel's command line; with a seed (and seed_guest) the guest's randomness comes from it."""
-        for path in (run_dir, PACKAGE_DIR):
+        for path in (run_dir, PACKAGE_DIR, guest_programs.binary("guest_init")):
             if any(c.isspace() for c in str(path)):
                 raise BackendError(f"path contains white space, which the UML command line cannot carry: {path}")
         cmd = [str(self.kernel), f"mem={mem_mb}M", "root=/dev/root", "rootfstype=hostfs",
-               "rootflags=/", "ro", f"init={PACKAGE_DIR / 'guest_init.sh'}",
+               "rootflags=/", "ro", f"init={guest_programs.binary('guest_init')}",
                "con0=null,fd:1", "con=null", "ssl=null", f"uml_dir={uml_dir}", "umid=bbrlab",
                f"BBRLAB_RUN={run_dir}", f"BBRLAB_PYTHONPATH={PACKAGE_DIR.parent}"]
         if clock == "virtual":

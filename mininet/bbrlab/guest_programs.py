@@ -1,0 +1,62 @@
+"""The project's C programs that run in the testbed, compiled on the host into build/bin/.
+
+    bulk         the flows' two ends (bulk.c): every flow's sender and receiver
+    guest_init   PID 1 of the User-Mode Linux guest (guest_init.c)
+
+The guests run them from the host's file system (User-Mode Linux mounts the
+host's root; the native backend and the Vagrant VM are the host), so they are
+built before a testbed starts (the uml and native backends' check()) and
+again only when a source or the compile command changes (stamped_build.py).
+Static, so that starting one maps one file and touches few pages: in the UML
+guest each first touch of a page and each system call is a ptrace stop, and a
+Python interpreter's start cost about one host CPU-second
+(bench/results/revision-ab-2026-11-24-bulk-*.md).
+"""
+import hashlib
+import pathlib
+import shutil
+import subprocess
+
+from . import stamped_build
+
+PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
+REPO = PACKAGE_DIR.parents[1]
+SOURCES = {"bulk": PACKAGE_DIR / "bulk.c", "guest_init": PACKAGE_DIR / "guest_init.c"}
+BIN_DIR = REPO / "build" / "bin"
+CC = "gcc"
+CFLAGS = ["-O2", "-static", "-Wall", "-Wextra", "-Werror"]
+
+
+class ProgramBuildError(RuntimeError):
+    pass
+
+
+def binary(name: str) -> pathlib.Path:
+    """Where program `name` is (built or not)."""
+    if name not in SOURCES:
+        raise KeyError(f"no guest program {name!r} (have {', '.join(SOURCES)})")
+    return BIN_DIR / name
+
+
+def compile_command(name: str):
+    return lambda output: [CC, *CFLAGS, "-o", str(output), str(SOURCES[name])]
+
+
+def build_key(name: str) -> str:
+    """Hash of the source, the compile command and the compiler's version."""
+    h = hashlib.sha256(SOURCES[name].read_bytes())
+    h.update(" ".join(compile_command(name)("OUT")).encode())
+    h.update(subprocess.run([CC, "-dumpfullversion"], capture_output=True, text=True).stdout.encode())
+    return h.hexdigest()
+
+
+def build(name: str) -> pathlib.Path:
+    """Program `name`, compiled unless up to date; ProgramBuildError names what is missing."""
+    if not shutil.which(CC):
+        raise ProgramBuildError(f"C compiler {CC!r} not found, needed for the testbed's {name}"
+                                f" ({SOURCES[name].name}): apt-get install gcc libc6-dev")
+    try:
+        return stamped_build.build(binary(name), build_key(name), compile_command(name),
+                                   f"the testbed's {name} ({SOURCES[name]})")
+    except stamped_build.BuildError as err:
+        raise ProgramBuildError(str(err)) from None
