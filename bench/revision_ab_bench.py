@@ -72,10 +72,15 @@ def report(args, rounds) -> str:
               + ", ".join(f"{x:.2f}" for x in ratio) + f" (median {statistics.median(ratio):.2f}); steady state: "
               + ", ".join(f"{x:.2f}" for x in steady) + ".", "",
               "Host CPU-s per phase (medians over rounds):", "", f"| phase | {args.before} | {args.after} |", "|---|---|---|"]
-    for phase in rounds[0][0]["phases"]:
-        b = statistics.median(r[0]["phases"].get(phase, 0) for r in rounds)
-        a = statistics.median(r[1]["phases"].get(phase, 0) for r in rounds)
-        lines.append(f"| {phase} | {b:.2f} | {a:.2f} |")
+    # Phases pair up by position when both revisions split the run alike (a renamed phase keeps
+    # its place), else by name; a phase only one side has reads 0 on the other.
+    names_b, names_a = list(rounds[0][0]["phases"]), list(rounds[0][1]["phases"])
+    pairs = list(zip(names_b, names_a)) if len(names_b) == len(names_a) else [(n, n) for n in names_b]
+    for phase_b, phase_a in pairs:
+        b = statistics.median(r[0]["phases"].get(phase_b, 0) for r in rounds)
+        a = statistics.median(r[1]["phases"].get(phase_a, 0) for r in rounds)
+        label = phase_a if phase_a == phase_b else f"{phase_a} (before: {phase_b})"
+        lines.append(f"| {label} | {b:.2f} | {a:.2f} |")
     return "\n".join(lines) + "\n"
 
 
