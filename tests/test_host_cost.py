@@ -87,10 +87,13 @@ def test_phases_split_cpu_at_console_lines_and_skip_missing_ones():
     lines = [line for _name, line in profile.PHASES if line]
     # host time, CPU ticks so far, console lines seen so far; "start flow 2" never appears
     seen = lambda n: [line for line in lines[:n] if line != "start flow 2"]  # noqa: E731
+    assert lines == ["bbrlab-guest: booted", "building dumbbell", "measuring base RTT", "starting receivers",
+                     "starting sampler", "time zero in", "start flow 1", "start flow 2", "] done"]
     samples = [(0.0, 0, []), (1.0, 1 * tick, seen(1)), (2.0, 3 * tick, seen(2)), (5.0, 4 * tick, seen(3)),
-               (6.0, 4 * tick, seen(4)), (7.0, 6 * tick, seen(5)), (9.0, 10 * tick, seen(8))]
-    out = profile.phases(samples, final_cpu_s=11.0)
+               (6.0, 4 * tick, seen(4)), (6.5, 5 * tick, seen(5)), (7.0, 5 * tick, seen(6)),
+               (8.0, 7 * tick, seen(7)), (9.0, 11 * tick, seen(9))]
+    out = profile.phases(samples, final_cpu_s=12.0)
     names = [p["phase"] for p in out]
     assert "first flow alone" not in names and names[-1].startswith("teardown")
-    assert [p["host_cpu_s"] for p in out] == [1.0, 2.0, 1.0, 0.0, 2.0, 4.0, 1.0]
-    assert sum(p["host_cpu_s"] for p in out) == 11.0
+    assert [p["host_cpu_s"] for p in out] == [1.0, 2.0, 1.0, 0.0, 1.0, 0.0, 2.0, 4.0, 1.0]
+    assert sum(p["host_cpu_s"] for p in out) == 12.0
