@@ -12,6 +12,7 @@ guest each first touch of a page and each system call is a ptrace stop, and a
 Python interpreter's start cost about one host CPU-second
 (bench/results/revision-ab-2026-11-24-bulk-*.md).
 """
+import functools
 import hashlib
 import pathlib
 import shutil
@@ -42,11 +43,17 @@ def compile_command(name: str):
     return lambda output: [CC, *CFLAGS, "-o", str(output), str(SOURCES[name])]
 
 
+@functools.lru_cache(maxsize=None)
+def compiler_version(cc: str) -> str:
+    """The compiler's version, asked once per process (every backend check() builds the programs)."""
+    return subprocess.run([cc, "-dumpfullversion"], capture_output=True, text=True).stdout
+
+
 def build_key(name: str) -> str:
     """Hash of the source, the compile command and the compiler's version."""
     h = hashlib.sha256(SOURCES[name].read_bytes())
     h.update(" ".join(compile_command(name)("OUT")).encode())
-    h.update(subprocess.run([CC, "-dumpfullversion"], capture_output=True, text=True).stdout.encode())
+    h.update(compiler_version(CC).encode())
     return h.hexdigest()
 
 
