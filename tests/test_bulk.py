@@ -4,9 +4,9 @@ testbed boot.
 What the experiments rely on: the sender keeps writing for exactly its time
 (also when a write is blocked on a full buffer), with the congestion control
 asked for, and everything it wrote arrives; the receiver takes all that is
-queued in one read (the property that makes it cheap on User-Mode Linux and
-keeps the ACK stream what iperf3's reads made it); a bad request fails with
-its reason."""
+queued in one read and stays in the kernel until a block is full (the
+properties that make it cheap on User-Mode Linux and keep the ACK stream
+what iperf3's reads made it); a bad request fails with its reason."""
 import json
 import os
 import pathlib
@@ -87,6 +87,24 @@ def test_one_read_takes_all_that_is_queued():
     got = json.loads(rcv.communicate(timeout=30)[0])
     assert got["bytes"] == len(payload)
     assert got["reads"] <= (len(payload) >> 17) + 3      # 128-KiB reads (+ what arrived before the stop)
+
+
+def test_data_arriving_in_small_pieces_is_taken_in_one_call_per_block():
+    """The receiver stays in the kernel while a block fills (MSG_WAITALL): each arriving piece
+    is copied when it arrives, as a read per wake-up would take it, but the process returns to
+    user space once per 128 KiB, not once per piece (on User-Mode Linux each return is a
+    ptrace stop). A receiver that returned per wake-up makes about one read per piece here."""
+    port = free_port()
+    rcv = start_receiver(port)
+    pieces = 120
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(pieces):
+            s.sendall(bytes(1448))
+            time.sleep(0.002)                    # each piece arrives alone and wakes the receiver
+    got = json.loads(rcv.communicate(timeout=30)[0])
+    assert got["bytes"] == pieces * 1448 and got["eof"] is True
+    assert got["reads"] <= 2                     # one full 128-KiB block, then the rest at the end of stream
 
 
 def test_unknown_congestion_control_is_refused_by_name():

@@ -1,4 +1,4 @@
-/* Bulk TCP sender and receiver: the flows' two ends, one system call per wake-up.
+/* Bulk TCP sender and receiver: the flows' two ends, as few system calls as the transfer allows.
  *
  *     bulk receive PORT
  *     bulk send HOST PORT SECONDS CC
@@ -10,13 +10,20 @@
  * process touches for the first time is a fault handled the same way, so the
  * tool is made of as few of both as it can be:
  *
- *   - The receiver blocks in recv() of a 128-KiB buffer (iperf3's default
- *     block): it wakes when the socket becomes readable, as iperf3's select()
- *     does, and one call takes all that is queued, as iperf3's reads do, so the
- *     kernel sees the same reads at the same moments and sends the same ACKs
- *     (tcp_cleanup_rbuf acts on what a read consumed). iperf3's server ran a
- *     whole select() loop per arriving segment (5 stops), 94 % of a run's host
- *     cost (bench/results/host-cost-2026-11-23.md).
+ *   - The receiver calls recv() on a 128-KiB buffer (iperf3's default block)
+ *     with MSG_WAITALL. The call sleeps in the kernel and, each time the socket
+ *     becomes readable (when iperf3's select() woke), copies all that is
+ *     queued, as iperf3's reads do, and runs the step a read ends with,
+ *     tcp_cleanup_rbuf (the window-update and delayed ACKs), before it sleeps
+ *     again (tcp_recvmsg_locked). So the kernel sees the same reads at the same
+ *     moments and sends the same ACKs, but the process returns to user space
+ *     only when the block is full, at the end of stream or on a signal. On
+ *     User-Mode Linux a task that sleeps and wakes inside the kernel costs the
+ *     host nothing extra; each return to user space is a ptrace stop. iperf3's
+ *     server ran a whole select() loop per arriving segment (5 stops), 94 % of
+ *     a run's host cost (bench/results/host-cost-2026-11-23.md); a recv()
+ *     per wake-up made one stop per segment (receiver-2026-11-23.md), one per
+ *     block makes about 90 times fewer (receiver-waitall-2026-11-24.md).
  *   - It is a small static C program, not a Python script: starting Python in
  *     the guest costs about one host CPU-second (a thousand page faults and the
  *     interpreter's start-up), once per flow end per run
@@ -156,7 +163,7 @@ static int receive(int port)
     int eof = 0;
     while (!stopped)
     {
-        ssize_t n = recv(conn, block, BLOCK, 0);
+        ssize_t n = recv(conn, block, BLOCK, MSG_WAITALL);
         if (n < 0)
         {
             if (errno == EINTR)
