@@ -62,7 +62,7 @@ pipe = os.readlink(f"/proc/self/fd/{leak_w}")
 held = {h.name: sorted(os.readlink(f"/proc/{h.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{h.pid}/fd"))
         for h in db.senders + db.receivers}
 ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-out = {"shells": [line for line in ps.splitlines() if line.startswith("bash ") and "mininet:" in line],
+out = {"shells": [line for line in ps.splitlines() if line.startswith(topology.Host.SHELL[0] + " ") and "mininet:" in line],
        "ports": {sw: subprocess.run(["ip", "-o", "link", "show", "master", sw], capture_output=True,
                                     text=True).stdout.count("master " + sw) for sw in ("sw1", "sw2")},
        "ping": db.senders[1].cmd("ping -c 1 -W 2 10.0.2.2"), "echo": db.receivers[0].cmd("echo hello"),

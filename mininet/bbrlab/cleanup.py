@@ -4,7 +4,7 @@ A native run (backends/native.py) builds its dumbbell on the host's own
 kernel. When it ends normally Mininet tears it down, but a run that is killed
 (SIGKILL of the runner, a scheduler's job kill, a crash) leaves:
 
-- the Mininet host shells (`bash ... mininet:snd1`, started with setsid, so
+- the Mininet host shells (`dash -is mininet:snd1`, started with setsid, so
   they survive a kill of the run's process group) and every process in their
   network namespaces (the flows' bulk or iperf3, ping, tcpdump);
 - the links of the root namespace: the switches sw1/sw2 (Linux bridges or
