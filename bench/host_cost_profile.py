@@ -234,8 +234,8 @@ def label(g: dict) -> str:
         return "bulk receive (receiver)"
     if "bulk.py send" in cmd or "bulk send" in cmd:
         return "bulk send (sender)"
-    if "mininet:" in cmd or cmd.startswith("bash"):
-        return "bash (Mininet node shell)"
+    if "mininet:" in cmd:
+        return f"{cmd.split()[0]} (Mininet host shell)"
     return cmd.split()[0].rsplit("/", 1)[-1]
 
 

@@ -33,7 +33,7 @@ setsid unshare --net bash -c 'sleep {mark} & wait' mininet:snd1 </dev/null >/dev
 
 def test_plan_removes_the_dumbbell_and_nothing_else():
     state = cleanup.HostState(
-        processes={10: ("bash --norc --noediting -is mininet:snd1", "net:[2]"),
+        processes={10: ("dash -is mininet:snd1", "net:[2]"),
                    11: ("iperf3 -s -p 5201", "net:[2]"),
                    12: ("bash --norc -is mininet:rcv12", "net:[3]"),
                    20: ("bash --norc -is mininet:h1", "net:[4]"),          # someone else's Mininet host

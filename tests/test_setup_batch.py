@@ -92,3 +92,42 @@ def test_dumbbell_bridges_have_no_shells_and_forward():
     assert out["echo"] == "hello\r\n"
     assert out["leaked"] == {"snd1": False, "snd2": False, "rcv1": False, "rcv2": False}
     assert out["links_after_stop"] == 1      # lo only
+
+
+STATE = """
+import re, subprocess, sys
+subprocess.run(["ip", "link", "add", "h1-eth0", "type", "veth", "peer", "name", "sw-eth1"], check=True)
+if sys.argv[1] == "ifconfig":
+    for cmd in (["ifconfig", "h1-eth0", "10.0.2.1/16", "up"], ["ifconfig", "lo", "up"]):
+        subprocess.run(cmd, check=True)
+else:
+    from bbrlab import ifconfig
+    ifconfig.address_up("h1-eth0", "10.0.2.1", 16)
+    ifconfig.up("lo")
+show = lambda *a: subprocess.run(["ip", *a], capture_output=True, text=True, check=True).stdout
+text = show("-d", "addr") + show("route", "show", "table", "all")
+print(re.sub(r"([0-9a-f]{2}:){5}[0-9a-f]{2}", "MAC", text))
+"""
+
+
+@needs_netns
+def test_the_ioctls_leave_an_interface_as_ifconfig_does():
+    """topology.Host configures a host's address and loopback by ifconfig's own ioctls
+    (bbrlab.ifconfig) instead of running ifconfig: addresses, prefix, broadcast, flags and the
+    routes the kernel derives must come out the same, each in a fresh network namespace."""
+    if not shutil.which("ifconfig"):
+        pytest.skip("needs net-tools' ifconfig as the reference")
+    got = {how: subprocess.run(["unshare", "-n", sys.executable, "-c", STATE, how], capture_output=True,
+                               text=True, timeout=60, env=ENV) for how in ("ifconfig", "ioctls")}
+    for how, res in got.items():
+        assert res.returncode == 0, (how, res.stderr)
+    assert "inet 10.0.2.1/16 brd 10.0.255.255" in got["ifconfig"].stdout
+    assert "10.0.0.0/16 dev h1-eth0" in got["ifconfig"].stdout
+    assert got["ioctls"].stdout == got["ifconfig"].stdout
+
+
+def test_a_prefix_length_out_of_range_is_refused():
+    from bbrlab import ifconfig
+    assert ifconfig.netmask(16) == "255.255.0.0" and ifconfig.netmask(0) == "0.0.0.0"
+    with pytest.raises(ValueError, match="prefix length"):
+        ifconfig.netmask(33)

@@ -13,12 +13,14 @@ Python interpreter's start cost about one host CPU-second
 (bench/results/revision-ab-2026-11-24-bulk-*.md).
 """
 import functools
-import hashlib
 import pathlib
-import shutil
 import subprocess
 
 from . import stamped_build
+
+# hashlib and shutil are imported where a build needs them: the guest imports this module
+# only for binary() (traffic.py), and there hashlib loads OpenSSL and shutil the compression
+# libraries, each page of them a ptrace stop on User-Mode Linux.
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
 REPO = PACKAGE_DIR.parents[1]
@@ -51,6 +53,7 @@ def compiler_version(cc: str) -> str:
 
 def build_key(name: str) -> str:
     """Hash of the source, the compile command and the compiler's version."""
+    import hashlib  # pylint: disable=import-outside-toplevel
     h = hashlib.sha256(SOURCES[name].read_bytes())
     h.update(" ".join(compile_command(name)("OUT")).encode())
     h.update(compiler_version(CC).encode())
@@ -59,6 +62,7 @@ def build_key(name: str) -> str:
 
 def build(name: str) -> pathlib.Path:
     """Program `name`, compiled unless up to date; ProgramBuildError names what is missing."""
+    import shutil  # pylint: disable=import-outside-toplevel
     if not shutil.which(CC):
         raise ProgramBuildError(f"C compiler {CC!r} not found, needed for the testbed's {name}"
                                 f" ({SOURCES[name].name}): apt-get install gcc libc6-dev")

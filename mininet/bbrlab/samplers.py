@@ -31,8 +31,8 @@ import sys
 import time
 
 from . import netlink
+from .netns import in_netns  # noqa: F401  (guest.py calls it as samplers.in_netns)
 
-CLONE_NEWNET = 0x40000000
 TCP_FIELDS = ("state", "ca_state", "snd_mss", "unacked", "sacked", "lost", "retrans", "rtt", "rttvar",
               "snd_cwnd", "total_retrans", "pacing_rate", "bytes_acked", "bytes_received",
               "min_rtt", "delivery_rate", "delivered", "bytes_sent", "bytes_retrans",
@@ -46,25 +46,6 @@ class _Stop(Exception):
 
 def _on_signal(_sig, _frame):
     raise _Stop()
-
-
-def in_netns(pid, make):
-    """Call make() inside the network namespace of process `pid` (None: this one)."""
-    if pid is None:
-        return make()
-    libc = ctypes.CDLL(None, use_errno=True)
-    own = os.open("/proc/self/ns/net", os.O_RDONLY)
-    target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-    try:
-        if libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns into the namespace of pid {pid}")
-        try:
-            return make()
-        finally:
-            libc.setns(own, CLONE_NEWNET)
-    finally:
-        os.close(own)
-        os.close(target)
 
 
 def socket_record(reader, ports) -> dict:

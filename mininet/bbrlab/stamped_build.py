@@ -1,7 +1,7 @@
 """Compile a program once, on the host, and again only when what it is built from changes.
 
 Used for the project's own programs that the runs execute: the ns-3 simulation
-(backends/ns3_backend.py) and the flows' two ends (bulk_build.py). The output
+(backends/ns3_backend.py) and the testbed's C programs (guest_programs.py). The output
 sits beside a stamp holding the hash of its inputs (source, headers, compile
 command, tool versions: the caller's key); a matching stamp means up to date.
 One build at a time per directory (an flock: Snakemake's parallel jobs, or

@@ -31,6 +31,8 @@ from mininet.node import Host as MininetHost
 from mininet.node import OVSBridge
 from mininet.topo import Topo
 
+from . import ifconfig, netns
+
 
 @dataclass
 class Dumbbell:
@@ -150,6 +152,18 @@ class Host(MininetHost):
             self.pollOut.poll()
         self.waiting = False
         self.cmd("unset HISTFILE; set +m")
+
+    def config(self, mac=None, ip=None, defaultRoute=None, lo="up", **params):
+        """Mininet's Node.config for what the dumbbell asks (an address with its prefix length,
+        loopback up) by ifconfig's own ioctls from the driver (ifconfig.py) instead of two
+        `ifconfig` processes in the host's shell; anything else goes to Mininet."""
+        if mac is not None or defaultRoute is not None or lo != "up" or ip is None or "/" not in ip:
+            return super().config(mac=mac, ip=ip, defaultRoute=defaultRoute, lo=lo, **params)
+        intf = self.defaultIntf()
+        intf.ip, intf.prefixLen = ip.split("/")        # as Mininet's Intf.setIP records them
+        netns.in_netns(self.pid, lambda: (ifconfig.address_up(intf.name, intf.ip, int(intf.prefixLen)),
+                                          ifconfig.up("lo")))
+        return {"ip": ""}
 
 
 def _switch_class(kind: str):
