@@ -131,3 +131,43 @@ def test_a_prefix_length_out_of_range_is_refused():
     assert ifconfig.netmask(16) == "255.255.0.0" and ifconfig.netmask(0) == "0.0.0.0"
     with pytest.raises(ValueError, match="prefix length"):
         ifconfig.netmask(33)
+
+
+PAIR = """
+import os, re, subprocess, sys, time
+from bbrlab import netns, veth
+child = subprocess.Popen(["unshare", "-n", "sleep", "60"])   # a Mininet host's namespace
+time.sleep(0.2)
+here = os.open("/proc/self/ns/net", os.O_RDONLY)
+args = ("h1-eth0", "sw1-eth2", "02:00:00:00:01:01", "02:00:00:00:02:02")
+if sys.argv[1] == "ip":
+    subprocess.run(["nsenter", "-t", str(child.pid), "-n", "ip", "link", "add", "name", args[0], "address", args[2],
+                    "type", "veth", "peer", "name", args[1], "address", args[3], "netns", str(os.getpid())], check=True)
+else:
+    netns.in_netns(child.pid, lambda: veth.make_pair(*args, here))
+show = lambda *pre: subprocess.run([*pre, "ip", "-d", "link", "show"], capture_output=True, text=True).stdout
+text = show() + "--" + show("nsenter", "-t", str(child.pid), "-n")
+if sys.argv[1] == "again":
+    try:
+        netns.in_netns(child.pid, lambda: veth.make_pair(*args, here))
+    except OSError as err:
+        text = str(err)
+child.kill()
+print(re.sub(r"@if\\d+", "@ifN", re.sub(r"(?m)^\\d+:", "N:", text)))   # interface indices
+"""
+
+
+@needs_netns
+def test_the_veth_request_makes_the_pair_ip_makes():
+    """topology.VethLink makes each link's veth pair by the rtnetlink request `ip link add ...
+    type veth peer ... netns` sends (bbrlab.veth), from the first node's namespace: both ends, their
+    names, addresses, flags and namespaces must come out as `ip` makes them; a second request for
+    the same names fails naming the pair."""
+    got = {how: subprocess.run(["unshare", "-n", sys.executable, "-c", PAIR, how], capture_output=True,
+                               text=True, timeout=60, env=ENV) for how in ("ip", "request", "again")}
+    for how, res in got.items():
+        assert res.returncode == 0, (how, res.stderr)
+    root, host = got["ip"].stdout.split("--")
+    assert "sw1-eth2@" in root and "h1-eth0@" in host and "02:00:00:00:02:02" in root
+    assert got["request"].stdout == got["ip"].stdout
+    assert "veth pair h1-eth0/sw1-eth2" in got["again"].stdout and "exists" in got["again"].stdout

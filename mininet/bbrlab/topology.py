@@ -31,7 +31,7 @@ from mininet.node import Host as MininetHost
 from mininet.node import OVSBridge
 from mininet.topo import Topo
 
-from . import ifconfig, netns
+from . import ifconfig, netns, veth
 
 
 @dataclass
@@ -166,6 +166,24 @@ class Host(MininetHost):
         return {"ip": ""}
 
 
+class VethLink(Link):
+    """Mininet's Link with its veth pair made by the driver (veth.py: the one rtnetlink request
+    `ip link add ... type veth peer ...` sends, from the first node's namespace) instead of an
+    `ip` process in that node's shell."""
+
+    @classmethod
+    def makeIntfPair(cls, intfname1, intfname2, addr1=None, addr2=None, node1=None, node2=None,
+                     deleteIntfs=True):
+        if deleteIntfs or node1 is None:
+            return super().makeIntfPair(intfname1, intfname2, addr1, addr2, node1, node2, deleteIntfs)
+        here = None if node1.pid == os.getpid() else node1.pid
+        peer = os.open(f"/proc/{1 if node2 is None else node2.pid}/ns/net", os.O_RDONLY)  # as util.makeIntfPair
+        try:
+            return netns.in_netns(here, lambda: veth.make_pair(intfname1, intfname2, addr1, addr2, peer))
+        finally:
+            os.close(peer)
+
+
 def _switch_class(kind: str):
     return OVSBridge if kind == "ovs" else _bridge_class()
 
@@ -174,7 +192,7 @@ def build(n_flows: int, switch: str = "ovs", mtu: int = 1500) -> Dumbbell:
     """Create and start the dumbbell; returns handles for shaping and traffic."""
     net = Mininet(topo=DumbbellTopo(n_flows=n_flows, mtu=mtu, bridge_ports_up=switch == "ovs"),
                   switch=_switch_class(switch), host=Host,
-                  link=Link, controller=None, autoSetMacs=False, waitConnected=False)
+                  link=VethLink, controller=None, autoSetMacs=False, waitConnected=False)
     net.start()
     if mtu != DEFAULT_MTU:
         set_mtu(net, mtu)
