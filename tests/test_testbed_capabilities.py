@@ -139,8 +139,9 @@ flows:
 # --- booted ---------------------------------------------------------------------------------
 
 def _last_info(raw, name, flow, local, counter):
+    """The counters of the connection's last sample that has them (fidelity.with_info)."""
     series = tidy.data_socket_series(tidy.read_jsonl(raw / name), traffic.port(flow), local=local, counter=counter)
-    return series[-1][1]["info"]
+    return fidelity.with_info(series)[-1][1]["info"]
 
 
 def test_random_loss_and_receivers_without_delayed_acks(tmp_path, kernel):

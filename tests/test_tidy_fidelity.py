@@ -289,3 +289,21 @@ def test_packets_unread_at_the_capture_stop_count_only_inside_the_window(tmp_pat
     # more captured than received, or no such file: never excused
     assert fidelity.unread_after_window(tmp_path, dict(stat, captured=5), t0 + 10.0) is False
     assert fidelity.unread_after_window(tmp_path, dict(stat, name="enq_1"), t0 + 10.0) is False
+
+
+def test_a_last_sample_without_tcp_info_does_not_void_the_socket_checks():
+    """Captured in CI (tests/test_testbed_capabilities.py's access-link run): flow 2 stops at the
+    run's end, the receiver closes too, and the sampler's last look finds the sender's socket as a
+    time-wait socket in FIN_WAIT2, which sock_diag lists without tcp_info. The socket-buffer and
+    delayed-ACK checks read the last sample that has counters (4.17 s busy, never limited), not
+    the empty one (which left the check without a measurement, so the run was flagged)."""
+    raw = Path(__file__).parent / "fixtures" / "fin_wait2"
+    samples = tidy.read_jsonl(raw / "sockets_snd2.jsonl")
+    last = tidy.data_socket_series(samples, 5202, local=False, counter="bytes_acked")[-1][1]
+    assert last["state"] == "fin_wait2" and last["info"] == {}          # the case itself
+    job = {"flows": [{"flow": 2, "cc": "cubic", "rtt_ms": 20}]}
+    check = fidelity.socket_buffer_checks(raw, job)[0]
+    assert check["ok"] and check["measured"] == 0.0, check
+    assert "of 4.17 s busy" in check["note"]
+    sent, received = fidelity.acks_per_segment(raw, 2)
+    assert received > 1000 and 0.4 < sent / received < 0.7               # delayed ACKs, one per two

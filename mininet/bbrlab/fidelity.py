@@ -224,10 +224,18 @@ def loss_check(raw: pathlib.Path, job: dict) -> dict:
                  f"{dropped} of {seen} packets dropped; expected {seen * rate:.1f} +- {sigma:.1f}")
 
 
+def with_info(series: list) -> list:
+    """The samples of a connection that carry its tcp_info. Once the sender has closed its end
+    and the peer's FIN is in, the kernel may turn the socket into a time-wait socket (substate
+    FIN_WAIT2), which sock_diag lists without tcp_info: a sample that lands then has no counters
+    (seen in CI: a flow stopping at the run's end, its last sample 0.5 s later)."""
+    return [(t, sock) for t, sock in series if sock["info"]]
+
+
 def acks_per_segment(raw: pathlib.Path, flow: int) -> tuple:
     """(segments sent, data segments received) by flow's receiver socket at its last sample."""
-    series = tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_rcv{flow}.jsonl"), traffic.port(flow),
-                                     local=True, counter="bytes_received")
+    series = with_info(tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_rcv{flow}.jsonl"), traffic.port(flow),
+                                               local=True, counter="bytes_received"))
     if not series:
         return None, None
     info = series[-1][1]["info"]
@@ -261,8 +269,8 @@ def window_ceiling(raw: pathlib.Path, flow: int):
 def socket_buffer_checks(raw: pathlib.Path, job: dict) -> list:
     out = []
     for flow in job["flows"]:
-        series = tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_snd{flow['flow']}.jsonl"),
-                                         traffic.port(flow["flow"]), local=False, counter="bytes_acked")
+        series = with_info(tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_snd{flow['flow']}.jsonl"),
+                                                   traffic.port(flow["flow"]), local=False, counter="bytes_acked"))
         info = series[-1][1]["info"] if series else {}
         busy = info.get("busy_time") or 0
         rwnd, sndbuf = info.get("rwnd_limited") or 0, info.get("sndbuf_limited") or 0

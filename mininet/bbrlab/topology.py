@@ -113,10 +113,11 @@ def _bridge_class():
 class Host(MininetHost):
     """Mininet's Host with a shell started by two processes instead of four: Mininet starts
     `mnexec env PS1=... bash` and then runs `stty -echo` in it; here PS1 comes through the
-    environment and the pseudo-terminal's echo is turned off before the shell starts. The driver's file descriptors are closed in the child by
-    Python (close_range or the open ones listed) instead of by `mnexec -c`, which calls close()
-    on every possible descriptor: 16 384 system calls under Mininet's raised RLIMIT_NOFILE, each
-    a ptrace stop in User-Mode Linux. The shell is dash, not bash: Mininet only writes command
+    environment and the pseudo-terminal's echo is turned off before the shell starts. The
+    driver's file descriptors are closed in the child by Python (close_range or the open ones
+    listed) instead of by `mnexec -c`, which calls close() on every possible descriptor: 16 384
+    system calls under Mininet's raised RLIMIT_NOFILE, each a ptrace stop in User-Mode Linux.
+    The shell is dash, not bash: Mininet only writes command
     lines to it and reads up to the prompt, which any POSIX shell serves, and dash starts with
     about a quarter of bash's system calls and half its page faults (each a ptrace stop in the
     guest; see SHELL). Everything else, the prompt sentinel included, is Mininet's."""
