@@ -64,13 +64,18 @@ def test_report_frame_inputs_one_part_per_paper():
     frame = (PAPER / "report.tex").read_text()
     inputs = re.findall(r"^\\input\{sections/([a-z0-9_]+)\}", frame, re.M)
     keys = [p["key"] for p in papers()]
-    assert inputs[0] == "verdict_rule" and inputs[1:] == keys
+    # besides the papers' parts: Ma et al.'s findings right after its part, and the testbed's findings
+    extra = ["ma2019_findings", "testbed_findings"]
+    assert inputs[inputs.index("ma2019") + 1] == "ma2019_findings" and inputs[-1] == "testbed_findings"
+    parts = [name for name in inputs if name not in extra]
+    assert parts[0] == "verdict_rule" and parts[1:] == keys
     for name in inputs:
         assert (PAPER / "sections" / f"{name}.tex").is_file()
     # the frame's order: setup, summary, verdict rule, the papers, fidelity
     body = frame.split("\\begin{document}", 1)[1]
     order = [body.index(s) for s in ("sec:setup", "sec:summary", "\\input{sections/verdict_rule}",
-                                     "\\input{sections/ma2019}", "sec:fidelity")]
+                                     "\\input{sections/ma2019}", "\\input{sections/testbed_findings}",
+                                     "sec:fidelity")]
     assert order == sorted(order)
     # every paper's part has its own section label
     for key in keys:
