@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import yaml
 
-from bbrlab import fidelity, tidy, variants
+from bbrlab import fidelity, labels, tidy, variants
 from bbrlab.backends import ns3_backend
 from conftest import REPO
 
@@ -85,6 +85,10 @@ def test_throwaway_variant_reaches_the_r_labels(registry):
     out = r_eval(f'source("variants.R", chdir = TRUE); '
                  f'cat(cc_label(c("zz_flagged", "zz_plain", "bbr", "nosuch"), path = "{registry}"), sep = "|")')
     assert out == "ZZ flagged|ZZ-plain|BBR|NOSUCH"
+
+
+def test_throwaway_variant_reaches_the_point_labels(registry):
+    assert labels.cc_name("zz_flagged") == "ZZ flagged" and labels.cc_name("nosuch") == "nosuch"
 
 
 @pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
