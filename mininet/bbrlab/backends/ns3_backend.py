@@ -93,9 +93,9 @@ Where the project's BBR differs from Linux's is listed in ns3/bbr_v1.h.
 
 Refused before the run (check_job, so `bbrlab run` boots nothing for any run
 of the spec), naming the field: congestion controls variants.yaml does not
-mark ns3: true (bbr_fca exists only as a Linux kernel module), module_params a variant does not accept, aqm ecn,
-capture, snapshot_at_s, offloads: on, rtt_on other than ingress/sender, a
-burst_bytes other than the default.
+mark ns3: true (bbr_fca exists only as a Linux kernel module), module_params
+a variant does not accept, aqm ecn, capture, snapshot_at_s, offloads: on,
+rtt_on other than ingress/sender, a burst_bytes other than the default.
 
 Tests may ask for per-ACK records of the project's BBR (Ns3Backend(cc_trace=
 True): raw/cc_trace_<i>.csv with mode, gains, min_rtt, RTT and delivery-rate
