@@ -201,7 +201,7 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
                               qdelay=lambda t: QDELAY, sample_s=0.05,
                               link_util=0.97 if not (contradict and cc == "bbr_fca") else 0.8)
         patch_run(run, retrans=retrans, meta={"buffer_bytes": bdp * 500000 * rtt // 40},
-                  extra={"fca_cubic_estimate_mbps": lambda f, c, t, v=cubic: v if c == "bbr_fca" else None})
+                  extra={"variant_estimate_mbps": lambda f, c, t, v=cubic: v if c == "bbr_fca" else None})
     # ---- Figs. 7/11 (1 CUBIC + m), 8/12 (m CUBIC + 1), 9/13 (m + m): Jain's index per m
     for exp, table, groups in (("utsumi2022_fig07_11", FIG07, lambda cc, m: [("cubic", 1, "CUBIC"), (cc, m, "BBR-type")]),
                                ("utsumi2022_fig08_12", FIG08, lambda cc, m: [("cubic", m, "CUBIC"), (cc, 1, "BBR-type")])):

@@ -5,7 +5,7 @@
 # 20 ms one way, Fig. 10: 40 ms) and algorithm. Bottom (Fig. 5, 20 ms one way): the CUBIC
 # flow's measured sending rate, the Sec. IV model fed from the BBR-type flow's loss episodes
 # and smoothed RTT, and, in the BBR-FCA runs, the module's own estimate (tcp.csv
-# fca_cubic_estimate_mbps while its control is in force).
+# variant_estimate_mbps while its control is in force).
 #
 # Usage:   Rscript analysis/figures/utsumi2022/utsumi2022_fig06_10.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "utsumi2022_fig06_10" below <runs_dir>.
