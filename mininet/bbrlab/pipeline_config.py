@@ -1,7 +1,7 @@
 """The pipeline's configuration (config/<profile>.yaml plus --config) checked against its schema.
 
-    validate(config, schema_path)   fills the schema's defaults into `config` (in place) and
-                                    raises ConfigError naming the key and the reason at the
+    validate(config, schema_path)   fills the schema's defaults into `config` (in place), reads
+                                    "true"/"false" of a boolean key as the boolean, and raises ConfigError naming the key and the reason at the
                                     first value the schema refuses
 
 The schema is workflow/schemas/config.schema.yaml (JSON Schema, top-level properties with
@@ -25,6 +25,9 @@ def validate(config: dict, schema_path) -> dict:
     for key, prop in (schema.get("properties") or {}).items():
         if "default" in prop and key not in config:
             config[key] = prop["default"]
+        # --config key=true arrives as the string "true"
+        if prop.get("type") == "boolean" and str(config.get(key)).lower() in ("true", "false"):
+            config[key] = str(config[key]).lower() == "true"
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(config), key=lambda e: list(e.path))
     if errors:
         e = errors[0]
