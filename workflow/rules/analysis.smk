@@ -61,16 +61,38 @@ rule testbed_table:
         f"Rscript {{input.script}} {RES}/runs {{output}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
 
 
+def point_labels_stamp():
+    """A stamp named by the content of the table: every run's (experiment, point, label), so an edit
+    to a spec that changes no label (a comment, a parameter) leaves the table alone."""
+    rows = sorted({(j["name"], j["point"], j["point_label"]) for e in PROFILE_EXPERIMENTS for j in all_jobs_of(e)})
+    return f"{GEN}/keys/point_labels.{hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}"
+
+
+rule point_labels_key:
+    """The content stamp of the point labels (point_labels_stamp)."""
+    output:
+        touch(f"{GEN}/keys/point_labels.{{key}}"),
+    wildcard_constraints:
+        key="[0-9a-f]{16}",
+    log:
+        f"{RES}/logs/keys/point_labels.{{key}}.log",
+    localrule: True
+    shell:
+        "true > {log}"
+
+
 rule point_labels:
     """The sweep points' human labels as CSV (experiment,point,label), readable without runs."""
     input:
-        [spec_path(e) for e in PROFILE_EXPERIMENTS],
+        point_labels_stamp(),
     output:
         f"{GEN}/point_labels.csv",
     log:
         f"{RES}/logs/point_labels.log",
+    params:
+        specs=[spec_path(e) for e in PROFILE_EXPERIMENTS],
     shell:
-        f"{PY} labels {{input}} --profile {PROFILE} --out {{output}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
+        f"{PY} labels {{params.specs}} --profile {PROFILE} --out {{output}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
 
 
 rule summary_table:
