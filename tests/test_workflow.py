@@ -232,6 +232,8 @@ def test_run_key_ignores_documentation_and_sees_everything_else():
         assert runkey.run_key(dict(job, **{field: value})) != key, field
     flows = [dict(job["flows"][0], label="another label")] + job["flows"][1:]
     assert runkey.run_key(dict(job, flows=flows)) != key
+    # the fields the runner adds before it records the key in run.json
+    assert runkey.run_key(dict(job, backend="uml", modules=[{"name": "bbq"}])) == key
     # the order of the keys does not matter
     assert runkey.run_key(dict(reversed(list(job.items())))) == key
 

@@ -18,6 +18,12 @@ flow sees or the analysis reads from the run's data:
                   relabelling a point is not a new run)
     run_key       spec.resolve_run's own digest of the whole job, which includes the above
 
+and two fields the runner adds when it runs the job (runner.execute), so that the key it
+records in run.json ("run_key") is the pipeline's:
+
+    backend       the results tree's (each backend has its own tree)
+    modules       the variant modules loaded (the run's rule depends on their files)
+
 Comments in a spec file never reach the job. Everything else enters the key, including the
 profile, the seed, every flow's label (the analysis prints it) and the fidelity limits.
 """
@@ -26,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key"})
+EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key", "backend", "modules"})
 
 
 def semantic(job: dict) -> dict:
