@@ -242,3 +242,29 @@ def test_points_and_repetitions_have_their_own_keys():
     keys = [runkey.run_key(j) for e in experiments.of_profile(experiments.load(REPO)[0], "paper")
             for j in spec.expand(spec.load(REPO / e.spec, profile="paper"))]
     assert len(keys) == len(set(keys))
+
+
+# ---- figure scripts take their experiment from the pipeline ---------------------------------
+
+@pytest.mark.skipif(not (shutil.which("Rscript") and shutil.which("pdftotext")), reason="needs R and pdftotext")
+def test_a_figure_script_draws_the_experiment_the_pipeline_names(tmp_path):
+    """The figure rule passes the experiment (BBRLAB_EXPERIMENT); a script run by hand falls
+    back to its file name. A renamed copy of Fig. 1's script shows both."""
+    import os
+    sys.path.insert(0, str(REPO / "tests" / "analysis"))
+    import synth_runs
+    tree = synth_runs.make_fig01_tree(tmp_path / "results")
+    analysis = tmp_path / "analysis"
+    shutil.copytree(REPO / "analysis", analysis)
+    script = analysis / "figures" / "ma2019" / "renamed.R"
+    shutil.copy(analysis / "figures" / "ma2019" / "ma2019_fig01.R", script)
+
+    def text(env):
+        out = tmp_path / f"{env or 'none'}.pdf"
+        res = subprocess.run(["Rscript", str(script), str(tree), str(out), "10"], capture_output=True, text=True,
+                             env={k: v for k, v in dict(os.environ, BBRLAB_EXPERIMENT=env).items() if v})
+        assert res.returncode == 0, res.stderr[-2000:]
+        return subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True).stdout
+
+    assert "No valid run" not in text("ma2019_fig01")
+    assert "No valid run of renamed" in text("")
