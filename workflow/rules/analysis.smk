@@ -15,12 +15,6 @@ rule figure:
         f"{{output}} {config['warmup_s']} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
 
 
-def claims_runs(wildcards):
-    """The runs of the experiments a paper's claims name (experiment, ref_experiment), of those in the plan."""
-    named = bbrexperiments.claims_experiments(PAPERS[wildcards.claims].claims)
-    return [r for e in PROFILE_EXPERIMENTS if e in named for r in runs_of(e)]
-
-
 rule claims:
     """A paper's claims: reproduced values and verdicts as a table (.tex) and for machines (.csv)."""
     input:
@@ -59,13 +53,6 @@ rule testbed_table:
         f"{RES}/logs/testbed.log",
     shell:
         f"Rscript {{input.script}} {RES}/runs {{output}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
-
-
-def point_labels_stamp():
-    """A stamp named by the content of the table: every run's (experiment, point, label), so an edit
-    to a spec that changes no label (a comment, a parameter) leaves the table alone."""
-    rows = sorted({(j["name"], j["point"], j["point_label"]) for e in PROFILE_EXPERIMENTS for j in all_jobs_of(e)})
-    return f"{GEN}/keys/point_labels.{hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}"
 
 
 rule point_labels_key:

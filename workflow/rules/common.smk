@@ -1,9 +1,11 @@
-# What every rule file uses: the profile's settings, the experiments table and the runs it
+# Shared by the workflow/rules files: the profile's settings, the experiments table and the runs it
 # expands to. Reading this file checks the tables: a listed experiment whose spec, figure
 # script, report section or claims file is missing, or a spec or figure script that no row
 # lists, stops the plan here, naming the experiment and the file.
 import hashlib
+import json
 import pathlib
+import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
@@ -131,3 +133,92 @@ FIGURES = [f"{GEN}/{e}.pdf" for e in PROFILE_EXPERIMENTS
            if figure_script(e) and (not NS3 or len(jobs_of(e)) == len(all_jobs_of(e)))]
 CLAIMS = [f"{GEN}/claims_{c}.tex" for c in CLAIMS_PAPERS]
 CLAIMS_CSV = [f"{GEN}/claims_{c}.csv" for c in CLAIMS_PAPERS]
+
+
+# ---- the testbed kernel and the variants' modules (kernel.smk) ----
+
+KERNEL_INPUTS = ["kernel/build-uml.sh", "kernel/uml.config", *sorted(
+    str(p) for p in pathlib.Path("kernel/patches").glob("*.patch"))]
+_kernel_digest = hashlib.sha256(b"".join(pathlib.Path(p).read_bytes() for p in KERNEL_INPUTS)).hexdigest()
+KERNEL_STAMP = f"build/kernel/ready-{_kernel_digest[:16]}"
+
+
+def variant_headers(wildcards):
+    """The kernel/variants/*.h files the variant's patch includes (its generated <variant>_params.h
+    is not one: it comes from the variant's registry entry, see variant_params_stamp)."""
+    patch = pathlib.Path(f"kernel/variants/{wildcards.variant}.patch")
+    if not patch.is_file():
+        return []   # the rule's patch input names the missing file
+    names = re.findall(r'^\+\s*#\s*include\s+"([\w.-]+\.h)"', patch.read_text(), re.M)
+    return sorted({f"kernel/variants/{n}" for n in names if pathlib.Path(f"kernel/variants/{n}").is_file()})
+
+
+def variant_params_stamp(wildcards):
+    """A stamp named by the content of the variant's parameters in mininet/bbrlab/variants.yaml:
+    an edit to another variant's entry (or a new variant) leaves this module alone."""
+    params = json.dumps(bbrvariants.parameters(wildcards.variant), sort_keys=True)
+    return f"{MODULES}/keys/{wildcards.variant}.params-{hashlib.sha256(params.encode()).hexdigest()[:16]}"
+
+
+# ---- runs (runs.smk) ----
+
+def run_inputs(wildcards):
+    job = run_job(wildcards)
+    return {
+        "key": key_stamp(RES, job),
+        "kernel": [KERNEL_STAMP] if BACKEND == "uml" else [],
+        # the testbed modules of the variants this run's flows use (native: built by hand, see modules.py)
+        "modules": module_files([job]) if BACKEND == "uml" else [],
+        "vm": [ancient(VAGRANT_UP)] if BACKEND == "vagrant" else [],
+    }
+
+
+def vagrant_done():
+    """backend=vagrant: halt the VM when the pipeline ends, unless --config vagrant_keep=true."""
+    if BACKEND == "vagrant" and not config.get("vagrant_keep", False) and pathlib.Path(VAGRANT_UP).exists():
+        from bbrlab import vagrant as bbrvagrant
+        bbrvagrant.halt(VAGRANT_UP)
+
+
+# ---- analysis (analysis.smk) ----
+
+def claims_runs(wildcards):
+    """The runs of the experiments a paper's claims name (experiment, ref_experiment), of those in the plan."""
+    named = bbrexperiments.claims_experiments(PAPERS[wildcards.claims].claims)
+    return [r for e in PROFILE_EXPERIMENTS if e in named for r in runs_of(e)]
+
+
+def point_labels_stamp():
+    """A stamp named by the content of the table: every run's (experiment, point, label), so an edit
+    to a spec that changes no label (a comment, a parameter) leaves the table alone."""
+    rows = sorted({(j["name"], j["point"], j["point_label"]) for e in PROFILE_EXPERIMENTS for j in all_jobs_of(e)})
+    return f"{GEN}/keys/point_labels.{hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}"
+
+
+# ---- the backend cross-check (crosscheck.smk) ----
+
+XC = "results/crosscheck"
+CROSSCHECK = [e.name for e in bbrexperiments.of_profile(EXPERIMENTS, "crosscheck")]
+
+
+def crosscheck_jobs(experiment):
+    return expand_spec(experiment, "crosscheck")
+
+
+def crosscheck_runs(backend):
+    return [f"{XC}/{backend}/runs/{e}/{j['point']}/rep{j['repetition']}/run.json"
+            for e in CROSSCHECK for j in crosscheck_jobs(e)]
+
+
+def crosscheck_job(wildcards):
+    return find_job(crosscheck_jobs(wildcards.experiment), wildcards)
+
+
+def crosscheck_inputs(wildcards):
+    job = crosscheck_job(wildcards)
+    uml = wildcards.backend == "uml"
+    return {
+        "key": key_stamp(f"{XC}/{wildcards.backend}", job),
+        "kernel": [KERNEL_STAMP] if uml else [],
+        "modules": module_files([job]) if uml else [],
+    }

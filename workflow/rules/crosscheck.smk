@@ -3,33 +3,6 @@
 # on the uml backend (their own clock, virtual) and on the native backend (real clock, as root) into
 # separate trees and prints per-metric differences (analysis/crosscheck.R). Not part of `all`. The
 # onstart hook (runs.smk) refuses before anything runs when a side cannot run on this host.
-XC = "results/crosscheck"
-CROSSCHECK = [e.name for e in bbrexperiments.of_profile(EXPERIMENTS, "crosscheck")]
-
-
-def crosscheck_jobs(experiment):
-    return expand_spec(experiment, "crosscheck")
-
-
-def crosscheck_runs(backend):
-    return [f"{XC}/{backend}/runs/{e}/{j['point']}/rep{j['repetition']}/run.json"
-            for e in CROSSCHECK for j in crosscheck_jobs(e)]
-
-
-def crosscheck_job(wildcards):
-    return find_job(crosscheck_jobs(wildcards.experiment), wildcards)
-
-
-def crosscheck_inputs(wildcards):
-    job = crosscheck_job(wildcards)
-    uml = wildcards.backend == "uml"
-    return {
-        "key": key_stamp(f"{XC}/{wildcards.backend}", job),
-        "kernel": [KERNEL_STAMP] if uml else [],
-        "modules": module_files([job]) if uml else [],
-    }
-
-
 rule crosscheck_run:
     """One run of a cross-check spec on one backend (uml: its own clock; native: the real clock)."""
     input:

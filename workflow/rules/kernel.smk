@@ -1,11 +1,5 @@
-# The testbed kernel and the BBR variants' modules, each depending on its own content only.
-import json
-import re
-
-KERNEL_INPUTS = ["kernel/build-uml.sh", "kernel/uml.config"] + sorted(
-    str(p) for p in pathlib.Path("kernel/patches").glob("*.patch"))
-KERNEL_STAMP = "build/kernel/ready-" + hashlib.sha256(
-    b"".join(pathlib.Path(p).read_bytes() for p in KERNEL_INPUTS)).hexdigest()[:16]
+# The testbed kernel and the BBR variants' modules, each depending on its own content only
+# (KERNEL_STAMP, variant_headers, variant_params_stamp: common.smk).
 
 
 rule kernel:
@@ -25,23 +19,6 @@ rule kernel:
         "build/kernel.log",
     shell:
         "JOBS={threads} kernel/build-uml.sh build/kernel > {log} 2>&1 || (tail -30 {log}; exit 1)"
-
-
-def variant_headers(wildcards):
-    """The kernel/variants/*.h files the variant's patch includes (its generated <variant>_params.h
-    is not one: it comes from the variant's registry entry, see variant_params_stamp)."""
-    patch = pathlib.Path(f"kernel/variants/{wildcards.variant}.patch")
-    if not patch.is_file():
-        return []   # the rule's patch input names the missing file
-    names = re.findall(r'^\+\s*#\s*include\s+"([^"/]+\.h)"', patch.read_text(), re.M)
-    return sorted({f"kernel/variants/{n}" for n in names if pathlib.Path(f"kernel/variants/{n}").is_file()})
-
-
-def variant_params_stamp(wildcards):
-    """A stamp named by the content of the variant's parameters in mininet/bbrlab/variants.yaml:
-    an edit to another variant's entry (or a new variant) leaves this module alone."""
-    params = json.dumps(bbrvariants.parameters(wildcards.variant), sort_keys=True)
-    return f"{MODULES}/keys/{wildcards.variant}.params-{hashlib.sha256(params.encode()).hexdigest()[:16]}"
 
 
 rule variant_params:

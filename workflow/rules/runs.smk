@@ -19,17 +19,6 @@ rule run_key:
         "true > {log}"
 
 
-def run_inputs(wildcards):
-    job = run_job(wildcards)
-    return {
-        "key": key_stamp(RES, job),
-        "kernel": [KERNEL_STAMP] if BACKEND == "uml" else [],
-        # the testbed modules of the variants this run's flows use (native: built by hand, see modules.py)
-        "modules": module_files([job]) if BACKEND == "uml" else [],
-        "vm": [ancient(VAGRANT_UP)] if BACKEND == "vagrant" else [],
-    }
-
-
 rule run:
     """One testbed boot: one repetition of one point of one experiment."""
     input:
@@ -65,13 +54,6 @@ rule vagrant_up:
         "build/vagrant/up.log",
     shell:
         "(vagrant up && vagrant rsync) 2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
-
-
-def vagrant_done():
-    """backend=vagrant: halt the VM when the pipeline ends, unless --config vagrant_keep=true."""
-    if BACKEND == "vagrant" and not config.get("vagrant_keep", False) and pathlib.Path(VAGRANT_UP).exists():
-        from bbrlab import vagrant as bbrvagrant
-        bbrvagrant.halt(VAGRANT_UP)
 
 
 onstart:
