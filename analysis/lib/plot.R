@@ -37,7 +37,7 @@ figure_experiment <- function() {
 # of the experiment (figure_experiment()).
 figure_args <- function(experiment = figure_experiment()) {
   args <- script_args(sprintf("%s.R <runs_dir> <out.pdf> [warmup_s] [bin_s]", experiment), 2)
-  list(runs_dir = args[1], out_pdf = args[2],
+  list(experiment = experiment, runs_dir = args[1], out_pdf = args[2],
        warmup_s = if (length(args) >= 3) as.numeric(args[3]) else DEFAULT_WARMUP_S,
        bin_s = if (length(args) >= 4) as.numeric(args[4]) else NA_real_,
        runs = experiment_runs(args[1], experiment))
