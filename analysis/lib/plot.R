@@ -24,11 +24,21 @@ FLOW_COLOURS <- c("#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E
 # Colours of the algorithms Ma et al.'s comparison figures draw, keyed by their labels.
 ALGO_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbq = "#D55E00", bbq_drain = "#009E73")), mixed = "grey60")
 
-# Parsed command line of a figure script (same CLI as ma2019_fig01.R).
-# The script is analysis/figures/<paper>/<experiment>.R; runs: experiment_runs() of it.
-figure_args <- function(experiment) {
+# The experiment a figure script draws: BBRLAB_EXPERIMENT, which the pipeline sets from
+# config/experiments.csv, else (a script run by hand) the script's file name without .R.
+figure_experiment <- function() {
+  env <- Sys.getenv("BBRLAB_EXPERIMENT", "")
+  if (nzchar(env)) return(env)
+  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(file) != 1) stop("figure_experiment(): BBRLAB_EXPERIMENT is not set and no script file")
+  sub("\\.R$", "", basename(file))
+}
+
+# Parsed command line of a figure script (same CLI as ma2019_fig01.R); runs: experiment_runs()
+# of the experiment (figure_experiment()).
+figure_args <- function(experiment = figure_experiment()) {
   args <- script_args(sprintf("%s.R <runs_dir> <out.pdf> [warmup_s] [bin_s]", experiment), 2)
-  list(runs_dir = args[1], out_pdf = args[2],
+  list(experiment = experiment, runs_dir = args[1], out_pdf = args[2],
        warmup_s = if (length(args) >= 3) as.numeric(args[3]) else DEFAULT_WARMUP_S,
        bin_s = if (length(args) >= 4) as.numeric(args[4]) else NA_real_,
        runs = experiment_runs(args[1], experiment))

@@ -18,14 +18,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, paper_experiments, claims_all_reproduced,  # noqa: E402
                              evaluate_claims, expand_spec, r_json, render_figure, validate_specs)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
 FIG_DIR = ANALYSIS / "figures" / "utsumi2022"
 SPEC_DIR = REPO / "mininet" / "specs" / "utsumi2022"
-EXPERIMENTS = sorted(p.stem for p in SPEC_DIR.glob("utsumi2022_*.yaml"))
+EXPERIMENTS = paper_experiments("utsumi2022")
 LINK = 100.0
 MSS = synth.MSS
 DUR = 200          # synthetic runs: long enough for about 20 CA phases
@@ -414,12 +414,8 @@ def test_quick_profile_budget():
     assert cost <= 2100, (len(runs), cost)
 
 
-PAPERS_ROW_ITEMS = {"Fig. 4": "utsumi2022_fig04", "Fig. 5": "utsumi2022_fig06_10", "Fig. 6": "utsumi2022_fig06_10",
-                    "Fig. 7": "utsumi2022_fig07_11", "Fig. 8": "utsumi2022_fig08_12", "Fig. 9": "utsumi2022_fig09_13",
-                    "Fig. 10": "utsumi2022_fig06_10", "Fig. 11": "utsumi2022_fig07_11",
-                    "Fig. 12": "utsumi2022_fig08_12", "Fig. 13": "utsumi2022_fig09_13", "Fig. 14": "utsumi2022_fig14"}
 
 
 def test_utsumi2022_experiments_are_wired():
-    assert_paper_wired("utsumi2022", "004_279ccf86812f33df.txt", EXPERIMENTS, PAPERS_ROW_ITEMS)
+    assert_paper_wired("utsumi2022", "004_279ccf86812f33df.txt")
 

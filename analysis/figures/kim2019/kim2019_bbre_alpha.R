@@ -15,7 +15,7 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "kim2019_bbre_alpha"
+EXPERIMENT <- figure_experiment()
 a <- figure_args(EXPERIMENT)
 er <- a$runs
 

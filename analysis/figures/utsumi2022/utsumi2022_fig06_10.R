@@ -15,7 +15,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-E <- "utsumi2022_fig06_10"
+E <- figure_experiment()
 a <- figure_args(E)
 fig_of <- function(r) if (u22_rtt_ms(r) == 40) "Fig. 6" else if (u22_rtt_ms(r) == 80) "Fig. 10" else "other"
 top <- u22_sweep_figure(E, a, function(r, warmup_s) {

@@ -15,7 +15,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-EXPERIMENT <- "yang2019_fig05"
+EXPERIMENT <- figure_experiment()
 
 # (e) What Adaptive-BBR's decision sees (first valid repetition): each flow's pacing gain
 # (tcp.csv bbr_pacing_gain, Eq. 5's output) and its backlog estimate Q = inflight -
