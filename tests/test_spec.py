@@ -32,12 +32,81 @@ def test_all_shipped_specs_are_valid():
 
 def test_defaults_and_derived_values():
     (run,) = spec.expand(resolve())
-    assert run["sender_qdisc"] == "fq" and run["clock"] == "real" and run["rtt_on"] == "ingress"
+    assert run["sender_qdisc"] == "fq" and run["clock"] == "virtual" and run["rtt_on"] == "ingress"
     assert run["bottleneck"]["shaper"] == "tbf" and run["bottleneck"]["aqm"] == {"kind": "droptail"}
     assert run["bottleneck"]["buffer_bytes_resolved"] == 2_000_000
     assert [f["flow"] for f in run["flows"]] == [1, 2]
     assert run["flows"][0]["stop_s"] == 30 and run["flows"][1]["start_s"] == 5
     assert run["fidelity"]["base_rtt_tolerance_ms"] == 1.0
+
+
+# The fields of a resolved run that a spec may leave out and the run still has (every default
+# filled once, by spec.resolve_run): the schema's properties minus what only a spec file has
+# (sweep, profiles, point_labels), its free-text metadata and the one-of buffer sizes.
+SPEC_ONLY = {"sweep", "profiles", "point_labels", "description", "paper", "figure"}
+BUFFER_SIZES = {"buffer_bytes", "buffer_pkts", "buffer_bdp"}
+MINIMAL = {"name": "m", "duration_s": 10, "bottleneck": {"rate_mbps": 10, "buffer_bytes": 100_000},
+           "flows": [{"cc": "bbr", "rtt_ms": 20}]}
+
+
+def test_a_minimal_spec_expands_to_a_run_with_every_field():
+    (run,) = spec.expand(spec.resolve(MINIMAL))
+    props = spec.SCHEMA["properties"]
+    assert set(props) - SPEC_ONLY <= set(run), set(props) - SPEC_ONLY - set(run)
+    bn_props = props["bottleneck"]["properties"]
+    assert set(bn_props) - BUFFER_SIZES <= set(run["bottleneck"]), set(bn_props) - BUFFER_SIZES - set(run["bottleneck"])
+    flow_props = set(props["flows"]["items"]["properties"]) - {"count"}
+    assert all(flow_props <= set(f) for f in run["flows"]), flow_props - set(run["flows"][0])
+    assert set(props["fidelity"]["properties"]) <= set(run["fidelity"])
+    assert run["delayed_ack"] is True and run["snapshot_at_s"] is None and run["access_rate_mbps"] is None
+    assert run["bottleneck"]["loss_rate"] == 0 and run["flows"][0]["access_rate_mbps"] is None
+    assert run["capture"] == "none" and run["switch"] == "linuxbridge" and run["offloads"] == "off"
+    assert run["profile"] is None and run["point_label"] == "base"
+
+
+def test_red_gets_its_ecn_default_and_droptail_no_parameters():
+    red = {"kind": "red", "min_bytes": 30000, "max_bytes": 90000, "probability": 0.1}
+    (run,) = spec.expand(spec.resolve(spec.deep_merge(MINIMAL, {"bottleneck": {"aqm": red}})))
+    assert run["bottleneck"]["aqm"] == dict(red, ecn=False)
+    (run,) = spec.expand(spec.resolve(MINIMAL))
+    assert run["bottleneck"]["aqm"] == {"kind": "droptail"}
+
+
+def test_a_spec_without_clock_runs_on_the_virtual_clock():
+    (run,) = spec.expand(spec.resolve(MINIMAL))
+    assert run["clock"] == "virtual"
+    (run,) = spec.expand(spec.resolve(dict(MINIMAL, clock="real")))
+    assert run["clock"] == "real"
+
+
+def test_an_access_rate_of_the_run_reaches_every_flow_unless_the_flow_has_its_own():
+    raw = dict(MINIMAL, access_rate_mbps=50, flows=[{"cc": "bbr", "rtt_ms": 20},
+                                                    {"cc": "bbr", "rtt_ms": 20, "access_rate_mbps": 5}])
+    (run,) = spec.expand(spec.resolve(raw))
+    assert [f["access_rate_mbps"] for f in run["flows"]] == [50, 5]
+
+
+def test_defaults_added_later_leave_the_run_key_alone():
+    """A run that leaves a later default out has the key it had before that default existed
+    (computed here the way the earlier revision did: the hash of the run without it)."""
+    import hashlib
+    import json
+    (run,) = spec.expand(spec.resolve(dict(MINIMAL, clock="real")))
+    old = {k: v for k, v in run.items() if k not in ("run_key", "point_label", *spec.UNKEYED_DEFAULTS)}
+    old["bottleneck"] = {k: v for k, v in run["bottleneck"].items() if k != "loss_rate"}
+    old["flows"] = [{k: v for k, v in f.items() if k != "access_rate_mbps"} for f in run["flows"]]
+    assert run["run_key"] == hashlib.sha256(json.dumps(old, sort_keys=True).encode()).hexdigest()[:12]
+    (explicit,) = spec.expand(spec.resolve(dict(MINIMAL, clock="real", delayed_ack=False)))
+    assert explicit["run_key"] != run["run_key"]
+
+
+def test_complete_fills_an_earlier_revisions_run_and_keeps_what_it_has():
+    (run,) = spec.expand(spec.resolve(dict(MINIMAL, delayed_ack=False)))
+    old = {k: v for k, v in run.items() if k not in ("delayed_ack", "snapshot_at_s", "capture")}
+    old["bottleneck"] = {k: v for k, v in run["bottleneck"].items() if k != "loss_rate"}
+    done = spec.complete(old)
+    assert done["capture"] == "none" and done["bottleneck"]["loss_rate"] == 0 and done["delayed_ack"] is True
+    assert spec.complete(dict(run))["delayed_ack"] is False
 
 
 def test_buffer_in_bdp_uses_largest_rtt_unless_given():

@@ -211,12 +211,12 @@ def configure(db, job: dict) -> list:
             for intf in db.interfaces[sw.name]:
                 offloads_off(intf)
     for i, flow in enumerate(job["flows"]):
-        if flow.get("access_rate_mbps"):
+        if flow["access_rate_mbps"]:
             run(shaping.access_link(db.senders[i].defaultIntf().name, flow["access_rate_mbps"],
                                     job["sender_qdisc"], job["mtu_bytes"]), db.senders[i])
         else:
             run(shaping.sender_qdisc(db.senders[i].defaultIntf().name, job["sender_qdisc"]), db.senders[i])
-        if job.get("delayed_ack", True) is False:
+        if not job["delayed_ack"]:
             run(shaping.quickack_route(topology.ip_of(db.senders[i]), db.receivers[i].defaultIntf().name),
                 db.receivers[i])
         if job["rtt_on"] == "ingress":
@@ -266,7 +266,7 @@ def apply_loss(db, job: dict) -> tuple:
     """Random loss on the data direction after the bottleneck (sw2's port toward each receiver
     carries only flow i's data), set after the base-RTT pings so they are not lost.
     Returns (commands, whether netem was seeded)."""
-    rate = job["bottleneck"].get("loss_rate") or 0
+    rate = job["bottleneck"]["loss_rate"]
     if not rate:
         return [], None
     seeded = netem_seed_supported()
@@ -476,7 +476,7 @@ def snapshot(db, raw: pathlib.Path) -> None:
 def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> tuple:
     executed, clients = [], []
     events = traffic.schedule(job)
-    if job.get("snapshot_at_s") is not None:
+    if job["snapshot_at_s"] is not None:
         events.append({"at_s": job["snapshot_at_s"], "kind": "snapshot", "flow": 1, "value": None})
         events.sort(key=lambda e: e["at_s"])
     for event in events:

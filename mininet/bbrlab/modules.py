@@ -21,7 +21,7 @@ import pathlib
 import subprocess
 
 from . import variants as registry
-from .backends import BackendError
+from .backends.errors import BackendError
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VARIANTS_DIR = REPO / "kernel" / "variants"
@@ -54,7 +54,7 @@ def needed(jobs) -> list:
 
 def params_of(job: dict, variant: str) -> dict:
     """The (validated, hence shared) module parameters of a variant in a run."""
-    return next(f.get("module_params", {}) for f in job["flows"] if f["cc"] == variant)
+    return next(f["module_params"] for f in job["flows"] if f["cc"] == variant)
 
 
 def native_dir() -> pathlib.Path:

@@ -1,0 +1,129 @@
+"""The backend interface (backends/base.py): every registered backend is a Backend and keeps
+its contract; the runner asks nothing else of it and checks it once per run."""
+import inspect
+import json
+import os
+import pathlib
+import time
+
+import pytest
+
+from bbrlab import backends, fidelity, runner, spec
+from bbrlab.backends import base
+
+INTERFACE = ("check", "check_job", "describe", "execute", "modules", "guest_options", "guest_mem_mb")
+MINIMAL = {"name": "b", "duration_s": 2, "bottleneck": {"rate_mbps": 10, "buffer_bytes": 100_000},
+           "flows": [{"cc": "bbr", "rtt_ms": 20}]}
+
+
+@pytest.mark.parametrize("name", backends.NAMES)
+def test_every_registered_backend_is_a_backend_with_the_whole_interface(name):
+    cls = backends.backend_class(name)
+    assert issubclass(cls, backends.Backend) and cls.name == name
+    assert not inspect.isabstract(cls), f"{name} leaves abstract: {sorted(cls.__abstractmethods__)}"
+    for method in INTERFACE:
+        assert callable(getattr(cls, method)), method
+    assert isinstance(cls.simulated, bool)
+    for method in ("check", "describe", "execute"):        # the abstract ones: each backend's own
+        assert getattr(cls, method) is not getattr(backends.Backend, method), f"{name}.{method}"
+    assert set(backends.get(name).guest_options()) == {"offloads_by_ioctl", "start_ovs", "teardown"}
+
+
+def test_only_ns3_is_simulated():
+    assert [n for n in backends.NAMES if backends.backend_class(n).simulated] == ["ns3"]
+    assert backends.is_simulated("ns3") and not backends.is_simulated("uml")
+    assert not backends.is_simulated(None)          # a run recorded before backends were
+
+
+@pytest.mark.parametrize("missing", ["check", "describe", "execute"])
+def test_a_backend_missing_a_method_cannot_be_made(missing):
+    methods = {m: (lambda self, *a: None) for m in ("check", "describe", "execute") if m != missing}
+    incomplete = type("Incomplete", (backends.Backend,), dict(methods, name="incomplete"))
+    with pytest.raises(TypeError, match=missing):
+        incomplete()
+
+
+def test_an_unknown_backend_is_named():
+    with pytest.raises(backends.BackendError, match="unknown backend 'kvm'.*uml, native, ns3"):
+        backends.get("kvm")
+
+
+class Recording(backends.Backend):
+    """A backend that records the runner's calls and writes a run a failed guest would."""
+    name = "recording"
+
+    def __init__(self):
+        self.calls = []
+
+    def check(self):
+        self.calls.append("check")
+
+    def check_job(self, job):
+        self.calls.append(("check_job", job["point"]))
+
+    def describe(self):
+        return {"backend": self.name, "kernel_release": None}
+
+    def execute(self, run_dir, job, timeout_s):
+        self.calls.append(("execute", job["point"]))
+        (run_dir / "raw").mkdir()
+        (run_dir / "raw" / "console.log").write_text("guest: nothing\n")
+        return backends.GuestResult(exit_status=3, timed_out=False, wall_s=0.1, cpu_s=0.1,
+                                    console=str(run_dir / "raw" / "console.log"))
+
+
+def test_the_runner_checks_once_and_writes_what_the_backend_says(tmp_path):
+    backend = Recording()
+    (job,) = spec.expand(spec.resolve(MINIMAL))
+    backend.check()
+    backend.check_job(job)
+    with pytest.raises(runner.RunFailed):
+        runner.execute(job, tmp_path / "run", backend=backend, progress=lambda _m: None)
+    assert backend.calls == ["check", ("check_job", "base"), ("execute", "base")]
+    written = json.loads((tmp_path / "run.failed" / "job.json").read_text())
+    assert written["backend"] == "recording" and written["modules"] == []
+    assert written["guest"] == {"offloads_by_ioctl": False, "start_ovs": False, "teardown": True}
+    summary = json.loads((tmp_path / "run.failed" / "run.json").read_text())
+    assert "guest_mem_mb" not in summary["testbed"]      # Backend.guest_mem_mb: None, not recorded
+
+
+def test_run_spec_file_checks_the_backend_once_for_all_runs(tmp_path, monkeypatch):
+    made = []
+
+    def get(name, **_kw):
+        made.append(Recording())
+        return made[-1]
+    monkeypatch.setattr(backends, "get", get)
+    path = tmp_path / "b.yaml"
+    path.write_text(json.dumps(dict(MINIMAL, sweep={"bottleneck.rate_mbps": [10, 20]})))
+    with pytest.raises(runner.RunFailed):
+        runner.run_spec_file(path, tmp_path / "out", backend="recording", progress=lambda _m: None)
+    assert len(made) == 1
+    assert made[0].calls == ["check", ("check_job", "rate_mbps=10"), ("check_job", "rate_mbps=20"),
+                             ("execute", "rate_mbps=10")]
+
+
+def test_fidelity_skips_the_guest_checks_of_a_simulated_backend(monkeypatch):
+    assert not hasattr(fidelity, "SIMULATED_BACKENDS")
+    seen = []
+    monkeypatch.setattr(backends, "is_simulated", lambda name: seen.append(name) or True)
+    monkeypatch.setattr(fidelity, "base_rtt_checks", lambda raw, job: [])
+    monkeypatch.setattr(fidelity, "rate_check", lambda queue, job: fidelity.check("rate", "q", 1, 1, 0, "", True))
+    monkeypatch.setattr(fidelity, "variant_state_checks", lambda raw, job: [])
+    (job,) = spec.expand(spec.resolve(MINIMAL))
+    out = fidelity.evaluate(pathlib.Path("/nonexistent"), dict(job, backend="x"), {"queue": [], "timeline": {"t0": 0}})
+    assert seen == ["x"] and [c["name"] for c in out["checks"]] == ["rate"]
+
+
+def test_phase_times_are_the_hosts_clock_of_the_guests_marks(tmp_path):
+    phases = tmp_path / "raw" / base.PHASES_DIR
+    phases.mkdir(parents=True)
+    start = time.time() - 10
+    for name, at in ((base.PHASE_STARTED, start + 4.0), (base.PHASE_SET_UP, start + 6.5)):
+        (phases / name).touch()
+        os.utime(phases / name, (at, at))
+    assert base.phase_times(tmp_path, start, start + 10) == {"boot_s": 4.0, "setup_s": 2.5}
+    # a mark on a clock the host did not set (the guest's pinned epoch) is not a time
+    os.utime(phases / base.PHASE_SET_UP, (1_704_067_200, 1_704_067_200))
+    assert base.phase_times(tmp_path, start, start + 10) == {"boot_s": 4.0}
+    assert base.phase_times(tmp_path / "none", start, start + 10) == {}
