@@ -9,7 +9,7 @@ import time
 import pytest
 
 from bbrlab import backends, fidelity, runner, spec
-from bbrlab.backends import base
+from bbrlab import phases
 
 INTERFACE = ("check", "check_job", "describe", "execute", "modules", "guest_options", "guest_mem_mb")
 MINIMAL = {"name": "b", "duration_s": 2, "bottleneck": {"rate_mbps": 10, "buffer_bytes": 100_000},
@@ -116,14 +116,21 @@ def test_fidelity_skips_the_guest_checks_of_a_simulated_backend(monkeypatch):
 
 
 def test_phase_times_are_the_hosts_clock_of_the_guests_marks(tmp_path):
-    phases = tmp_path / "raw" / base.PHASES_DIR
-    phases.mkdir(parents=True)
+    marks = tmp_path / "raw" / phases.PHASES_DIR
+    marks.mkdir(parents=True)
     start = time.time() - 10
-    for name, at in ((base.PHASE_STARTED, start + 4.0), (base.PHASE_SET_UP, start + 6.5)):
-        (phases / name).touch()
-        os.utime(phases / name, (at, at))
-    assert base.phase_times(tmp_path, start, start + 10) == {"boot_s": 4.0, "setup_s": 2.5}
+    for name, at in ((phases.PHASE_STARTED, start + 4.0), (phases.PHASE_SET_UP, start + 6.5)):
+        (marks / name).touch()
+        os.utime(marks / name, (at, at))
+    assert phases.times(tmp_path, start, start + 10) == {"boot_s": 4.0, "setup_s": 2.5}
     # a mark on a clock the host did not set (the guest's pinned epoch) is not a time
-    os.utime(phases / base.PHASE_SET_UP, (1_704_067_200, 1_704_067_200))
-    assert base.phase_times(tmp_path, start, start + 10) == {"boot_s": 4.0}
-    assert base.phase_times(tmp_path / "none", start, start + 10) == {}
+    os.utime(marks / phases.PHASE_SET_UP, (1_704_067_200, 1_704_067_200))
+    assert phases.times(tmp_path, start, start + 10) == {"boot_s": 4.0}
+    assert phases.times(tmp_path / "none", start, start + 10) == {}
+
+
+def test_mark_creates_each_phase_once(tmp_path):
+    phases.mark(tmp_path, phases.PHASE_STARTED)
+    assert (tmp_path / phases.PHASES_DIR / phases.PHASE_STARTED).stat().st_size == 0
+    with pytest.raises(FileExistsError):
+        phases.mark(tmp_path, phases.PHASE_STARTED)

@@ -10,7 +10,7 @@ prepared run directory (job.json inside) and returns a GuestResult; the host sid
 (runner.py) does the rest. tether.py is not a backend: the script every backend's
 testbed runs under (base.tethered).
 """
-from .base import TETHER, Backend, GuestResult, build_guest_programs, phase_times, tethered  # noqa: F401
+from .base import TETHER, Backend, GuestResult, build_guest_programs, tethered  # noqa: F401
 from .errors import BackendError
 
 NAMES = ("uml", "native", "ns3")      # the registered backends; backend_class() knows each

@@ -18,11 +18,8 @@ The order of calls, per `bbrlab run` (runner.py) and so once per run of the pipe
 
 `execute` may assume check() and check_job(job) passed; it does not repeat them.
 
-Phase marks. The guest creates an empty file raw/phases/<phase> when it starts (its
-boot is over) and when its network is set up (guest.py). Their modification times are
-the host's clock at those moments, also on the virtual clock (on which the guest's own
-clocks stand still while it computes), so `phase_times` gives the host-side boot and
-set-up times run.json records.
+A backend with a guest fills GuestResult.timings from the guest's phase marks
+(phases.py): the host-side boot and set-up times run.json records.
 """
 import abc
 import os
@@ -35,8 +32,6 @@ from dataclasses import dataclass, field
 from .errors import BackendError
 
 TETHER = pathlib.Path(__file__).with_name("tether.py")
-PHASES_DIR = "phases"                       # raw/phases/<phase>, created by the guest (guest.py)
-PHASE_STARTED, PHASE_SET_UP = "started", "set_up"
 
 
 @dataclass
@@ -46,7 +41,7 @@ class GuestResult:
     wall_s: float
     cpu_s: float               # host CPU seconds (user + system) of the testbed
     console: str               # path of the console log
-    timings: dict = field(default_factory=dict)   # host wall seconds of the guest's phases (phase_times)
+    timings: dict = field(default_factory=dict)   # host wall seconds of the guest's phases (phases.times)
 
 
 class Backend(abc.ABC):
@@ -103,27 +98,6 @@ class Backend(abc.ABC):
         """The guest kernel's memory for this run in MB (run.json testbed.guest_mem_mb);
         None: the backend has no guest kernel of its own."""
         return None
-
-
-def phase_times(run_dir: pathlib.Path, start: float, end: float) -> dict:
-    """Host wall seconds of the guest's phases from its phase marks (module docstring):
-    boot_s, from `start` (the testbed process started) to the guest's start, and setup_s, from
-    there to the end of its network set-up. A mark that is missing, or whose time lies outside
-    [start, end] (a clock the host did not set), is left out."""
-    marks = {}
-    for phase in (PHASE_STARTED, PHASE_SET_UP):
-        try:
-            t = (pathlib.Path(run_dir) / "raw" / PHASES_DIR / phase).stat().st_mtime
-        except OSError:
-            continue
-        if start - 1.0 <= t <= end + 1.0:
-            marks[phase] = max(start, min(end, t))
-    out = {}
-    if PHASE_STARTED in marks:
-        out["boot_s"] = round(marks[PHASE_STARTED] - start, 3)
-        if PHASE_SET_UP in marks:
-            out["setup_s"] = round(marks[PHASE_SET_UP] - marks[PHASE_STARTED], 3)
-    return out
 
 
 def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=None):

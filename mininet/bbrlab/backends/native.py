@@ -14,8 +14,8 @@ import subprocess
 import sys
 import time
 
-from .. import cleanup, modules
-from .base import Backend, GuestResult, build_guest_programs, phase_times, tethered
+from .. import cleanup, modules, phases
+from .base import Backend, GuestResult, build_guest_programs, tethered
 from .errors import BackendError
 
 PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
@@ -108,4 +108,4 @@ class NativeBackend(Backend):
         end = time.time()
         return GuestResult(exit_status=-1 if timed_out else status, timed_out=timed_out,
                            wall_s=end - start, cpu_s=usage.ru_utime + usage.ru_stime, console=str(console),
-                           timings=phase_times(run_dir, start, end))
+                           timings=phases.times(run_dir, start, end))

@@ -44,8 +44,8 @@ import shutil
 import tempfile
 import time
 
-from .. import guest_programs, modules, resources, units
-from .base import Backend, GuestResult, build_guest_programs, phase_times, tethered
+from .. import guest_programs, modules, phases, resources, units
+from .base import Backend, GuestResult, build_guest_programs, tethered
 from .errors import BackendError
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
@@ -172,4 +172,4 @@ class UmlBackend(Backend):
         end = time.time()
         return GuestResult(exit_status=exit_status, timed_out=timed_out, wall_s=end - start,
                            cpu_s=usage.ru_utime + usage.ru_stime, console=str(console),
-                           timings=phase_times(run_dir, start, end))
+                           timings=phases.times(run_dir, start, end))
