@@ -6,7 +6,9 @@ directory named like a run always holds a finished run. A failed run (guest
 crash, timeout, non-zero exit) is moved to `<dest>.failed/` with its console
 log and a run.json whose status is "failed", and RunFailed is raised.
 Before the boot, the BBR variant modules the flows use are built or found
-(modules.py) and handed to the guest in job["modules"].
+(Backend.modules, modules.py) and handed to the guest in job["modules"], with
+job["backend"] and job["guest"] (Backend.guest_options). The runner uses only the
+Backend interface (backends/base.py) and checks a backend once per process.
 """
 import json
 import os
