@@ -137,8 +137,8 @@ def host_path(path: str) -> str:
 
 def load_modules(job: dict) -> None:
     """insmod the run's variant modules (modules.py); a refusal carries the module's own kernel message."""
-    for module in job.get("modules", []):
-        name, params = module["name"], [f"{k}={v}" for k, v in module.get("params", {}).items()]
+    for module in job["modules"]:
+        name, params = module["name"], [f"{k}={v}" for k, v in module["params"].items()]
         if os.path.exists(f"/sys/module/{name}"):
             sh(["rmmod", name])          # native host: loaded by an earlier run, perhaps with other parameters
         res = subprocess.run(["insmod", host_path(module["path"])] + params, capture_output=True, text=True)
@@ -154,7 +154,7 @@ def module_state(job: dict, raw: pathlib.Path, sys_module: str = "/sys/module") 
     raw/modules.json: [{"name", "parameters": {name: value}}]; a module that is not loaded (or a
     parameter that cannot be read) is recorded with parameters null (or value null)."""
     state = []
-    for module in job.get("modules", []):
+    for module in job["modules"]:
         directory = pathlib.Path(sys_module) / module["name"] / "parameters"
         params = None
         if directory.is_dir():
