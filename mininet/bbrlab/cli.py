@@ -43,6 +43,8 @@ def write_labels(paths, profile, out=None) -> None:
 
 
 def main(argv=None) -> int:
+    """`bbrlab <command>` (module docstring); returns the exit status: 0 done, 2 invalid spec,
+    3 a backend cannot run here (or bad arguments for it), 4 a run failed."""
     parser = argparse.ArgumentParser(prog="bbrlab", description="BBR fairness experiments on an emulated testbed")
     sub = parser.add_subparsers(dest="command", required=True)
     p_val = sub.add_parser("validate", help="validate specs")

@@ -149,6 +149,11 @@ def _validate_point_labels(spec: dict, raw: dict, profiles: dict, source) -> Non
 
 
 def validate(spec: dict, source="spec") -> None:
+    """Raise SpecError, naming `source`, the field and the reason, for the first problem of a
+    profile-merged spec: the schema (spec_schema.yaml), then the rules a schema cannot express
+    (one buffer size, RED's thresholds, whole-millisecond sample intervals, flow times inside the
+    run, known congestion controls and their shared module parameters, combinations of fields
+    that exclude each other, changes naming existing flows) and every sweep value applied."""
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(spec), key=lambda e: (len(e.path), list(map(str, e.path))))
     if errors:
