@@ -134,3 +134,14 @@ def test_mark_creates_each_phase_once(tmp_path):
     assert (tmp_path / phases.PHASES_DIR / phases.PHASE_STARTED).stat().st_size == 0
     with pytest.raises(FileExistsError):
         phases.mark(tmp_path, phases.PHASE_STARTED)
+
+
+def test_ns3_loads_no_modules_and_uml_asks_modules_py(monkeypatch):
+    raw = dict(MINIMAL, flows=[{"cc": "bbq", "rtt_ms": 20}])
+    (job,) = spec.expand(spec.resolve(raw))
+    assert backends.get("ns3").modules(job) == []
+    from bbrlab import modules
+    asked = []
+    monkeypatch.setattr(modules, "for_job", lambda j, b: asked.append(b) or ["m"])
+    assert backends.get("uml").modules(job) == ["m"] and backends.get("native").modules(job) == ["m"]
+    assert asked == ["uml", "native"]
