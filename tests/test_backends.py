@@ -2,9 +2,7 @@
 its contract; the runner asks nothing else of it and checks it once per run."""
 import inspect
 import json
-import os
 import pathlib
-import time
 
 import pytest
 
@@ -115,25 +113,42 @@ def test_fidelity_skips_the_guest_checks_of_a_simulated_backend(monkeypatch):
     assert seen == ["x"] and [c["name"] for c in out["checks"]] == ["rate"]
 
 
-def test_phase_times_are_the_hosts_clock_of_the_guests_marks(tmp_path):
-    marks = tmp_path / "raw" / phases.PHASES_DIR
-    marks.mkdir(parents=True)
-    start = time.time() - 10
-    for name, at in ((phases.PHASE_STARTED, start + 4.0), (phases.PHASE_SET_UP, start + 6.5)):
-        (marks / name).touch()
-        os.utime(marks / name, (at, at))
-    assert phases.times(tmp_path, start, start + 10) == {"boot_s": 4.0, "setup_s": 2.5}
-    # a mark on a clock the host did not set (the guest's pinned epoch) is not a time
-    os.utime(marks / phases.PHASE_SET_UP, (1_704_067_200, 1_704_067_200))
-    assert phases.times(tmp_path, start, start + 10) == {"boot_s": 4.0}
-    assert phases.times(tmp_path / "none", start, start + 10) == {}
+def test_console_times_are_the_hosts_clock_when_the_guests_lines_appear(tmp_path):
+    console = tmp_path / "console.log"
+    now = [100.0]
+    times = phases.ConsoleTimes(console, clock=lambda: now[0])
+    times.poll()                                   # no log yet
+    console.write_bytes(b"host: linux mem=1024M\nbbrlab-guest: boo")
+    now[0] = 101.0
+    times.poll()
+    assert times.seen == {}
+    with open(console, "ab") as f:                 # the line completes in the next read
+        f.write(b"ted, kernel 6.1\nbbrlab-guest [00:00:00] building dumbbell\n")
+    now[0] = 102.5
+    times.poll()
+    with open(console, "ab") as f:
+        f.write(("bbrlab-guest [00:00:01] " + phases.SET_UP + "\n").encode())
+    now[0] = 106.0
+    times.poll()
+    now[0] = 200.0
+    times.poll()                                   # a marker counts where it first appeared
+    assert times.timings(start=100.0) == {"boot_s": 2.5, "setup_s": 3.5}
 
 
-def test_mark_creates_each_phase_once(tmp_path):
-    phases.mark(tmp_path, phases.PHASE_STARTED)
-    assert (tmp_path / phases.PHASES_DIR / phases.PHASE_STARTED).stat().st_size == 0
-    with pytest.raises(FileExistsError):
-        phases.mark(tmp_path, phases.PHASE_STARTED)
+def test_without_a_boot_the_set_up_counts_from_the_start(tmp_path):
+    console = tmp_path / "console.log"
+    console.write_text("host: clean: nothing\nbbrlab-guest [00:00:01] " + phases.SET_UP + "\n")
+    times = phases.ConsoleTimes(console, clock=lambda: 7.0)
+    times.poll()
+    assert times.timings(start=5.0) == {"setup_s": 2.0}
+    assert phases.ConsoleTimes(tmp_path / "none").timings(start=5.0) == {}
+
+
+def test_the_guest_prints_the_lines_the_host_times():
+    from bbrlab import guest
+    init = (pathlib.Path(guest.__file__).with_name("guest_init.c")).read_text()
+    assert 'printf("' + phases.BOOTED in init
+    assert "log(phases.SET_UP)" in pathlib.Path(guest.__file__).read_text()
 
 
 def test_ns3_loads_no_modules_and_uml_asks_modules_py(monkeypatch):

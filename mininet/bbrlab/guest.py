@@ -21,8 +21,6 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
     modules.json             each variant module's /sys/module/<name>/parameters/ at the end
                              (its settings and read-only counters such as bbr_fca's alloc_failures)
     timeline.json            time zero, executed events, set-up commands, timings
-    phases/started, set_up   empty marks of the guest's start and the end of set-up, timed by
-                             the host (phases.py)
 
 What the guest does differently by backend it reads from job["guest"] (the backend's
 guest_options(), backends/base.py), never from the backend's name. Bench-only
@@ -558,17 +556,16 @@ def build_network(run: Run) -> None:
 
 def shape_network(run: Run) -> None:
     """Socket buffers for the run's window, offloads, qdiscs, delays and the bottleneck (configure),
-    and the receivers' socket limits on record; the end of set-up (timings, phase mark)."""
+    and the receivers' socket limits on record; the end of set-up."""
     run.applied = tune_tcp_memory(run.job, run.db) + configure(run.db, run.job)
     record_socket_limits(run.db, run.raw)
     run.timings["setup_s"] = round(time.time() - run.t_start, 3)
-    phases.mark(run.raw, phases.PHASE_SET_UP)
     run.hooks.set_up()
 
 
 def measure_paths(run: Run) -> None:
     """Each path's base RTT (before any traffic and before the random loss, so no ping is lost)."""
-    log("measuring base RTT of each path")
+    log(phases.SET_UP)           # the host times the set-up by this line (phases.py)
     measure_base_rtt(run.db, run.job, run.raw)
 
 
@@ -652,13 +649,12 @@ def main(run_dir: str) -> int:
 
     The phases, in order: start_services, build_network, shape_network (the end of set-up),
     measure_paths, start_receivers_and_samplers, run_flows, collect; finish_network however it
-    ends. raw/phases/ marks the guest's start and the end of its set-up on the host's clock.
+    ends. The host times boot and set-up by the lines it prints (phases.py).
     Returns 0 when every sender ran to its end, 3 when one failed; raises on anything else."""
     run_dir = pathlib.Path(run_dir)
     job = json.loads((run_dir / "job.json").read_text())
     raw = run_dir / "raw"
     raw.mkdir(exist_ok=True)
-    phases.mark(raw, phases.PHASE_STARTED)
     run = Run(job=job, raw=raw, hooks=bench_hooks.for_job(job, raw, log), t_start=time.time())
     start_services(run)
     build_network(run)

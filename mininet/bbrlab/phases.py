@@ -1,44 +1,61 @@
-"""Phase marks: the guest's phases timed on the host's clock.
+"""The guest's phases timed on the host's clock, from the lines it prints to its console.
 
-The guest (guest.py) creates an empty file raw/phases/<phase> when it starts (its boot is
-over: kernel, init, Python) and when its network is set up. A file's modification time is
-set by the host's kernel at creation (hostfs passes the create through; a native guest is on
-the host), so it is the host's clock at that moment, also on the virtual clock, on which the
-guest's own clocks stand still while it computes. The backend (backends/uml.py, native.py)
-turns them into boot_s and setup_s with times(); run.json records them (runner.py).
-Standard library only: both sides import it.
+On the virtual clock the guest's own clocks stand still while it computes, so its set-up
+takes no guest time; the host sees it take seconds. The backend watches the console log
+while the testbed runs (ConsoleTimes.poll, from base.tethered's wait loop, every 0.2 s) and
+notes when each of these lines first appears:
+
+    BOOTED   "bbrlab-guest: booted"             guest_init.c, once the kernel has booted
+    SET_UP   "measuring base RTT of each path"  guest.measure_paths, once the network is set up
+
+boot_s is the time from the testbed's start to BOOTED, setup_s from BOOTED (or, without a boot,
+from the start) to SET_UP: the driver's start, the modules, the dumbbell and its shaping. The
+guest writes nothing for this (a file the guest created before the flows changed them: the
+runs' ephemeral ports moved), so nothing the flows see changes. Resolution: the poll interval.
+Standard library only: guest.py imports SET_UP from here.
 """
-import os
 import pathlib
+import time
 
-PHASES_DIR = "phases"
-PHASE_STARTED, PHASE_SET_UP = "started", "set_up"
-
-
-def mark(raw: pathlib.Path, phase: str) -> None:
-    """Create the empty file raw/phases/<phase> (a new file: its creation time is the mark).
-    Takes no guest time and changes nothing the flows see."""
-    directory = pathlib.Path(raw) / PHASES_DIR
-    directory.mkdir(exist_ok=True)
-    os.close(os.open(directory / phase, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+BOOTED = "bbrlab-guest: booted"
+SET_UP = "measuring base RTT of each path"
 
 
-def times(run_dir: pathlib.Path, start: float, end: float) -> dict:
-    """Host wall seconds of the guest's phases from its phase marks (module docstring):
-    boot_s, from `start` (the testbed process started) to the guest's start, and setup_s, from
-    there to the end of its network set-up. A mark that is missing, or whose time lies outside
-    [start, end] (a clock the host did not set), is left out."""
-    marks = {}
-    for phase in (PHASE_STARTED, PHASE_SET_UP):
+class ConsoleTimes:
+    """First-appearance times (host clock) of marker lines in a console log being written."""
+
+    def __init__(self, console: pathlib.Path, markers=(BOOTED, SET_UP), clock=time.time):
+        self.console, self.markers, self.clock = pathlib.Path(console), tuple(markers), clock
+        self.seen = {}
+        self._offset = 0
+        self._carry = b""
+
+    def poll(self) -> None:
+        """Read what the log gained since the last poll and note the markers it shows first."""
+        if len(self.seen) == len(self.markers):
+            return
         try:
-            t = (pathlib.Path(run_dir) / "raw" / PHASES_DIR / phase).stat().st_mtime
+            with open(self.console, "rb") as f:
+                f.seek(self._offset)
+                new = f.read()
         except OSError:
-            continue
-        if start - 1.0 <= t <= end + 1.0:
-            marks[phase] = max(start, min(end, t))
-    out = {}
-    if PHASE_STARTED in marks:
-        out["boot_s"] = round(marks[PHASE_STARTED] - start, 3)
-        if PHASE_SET_UP in marks:
-            out["setup_s"] = round(marks[PHASE_SET_UP] - marks[PHASE_STARTED], 3)
-    return out
+            return
+        self._offset += len(new)
+        text = self._carry + new
+        now = self.clock()
+        for marker in self.markers:
+            if marker not in self.seen and marker.encode() in text:
+                self.seen[marker] = now
+        longest = max(len(m) for m in self.markers)
+        self._carry = text[-longest:]
+
+    def timings(self, start: float) -> dict:
+        """boot_s and setup_s (module docstring) of the markers seen, rounded to ms."""
+        out = {}
+        setup_from = start
+        if BOOTED in self.seen:
+            out["boot_s"] = round(self.seen[BOOTED] - start, 3)
+            setup_from = self.seen[BOOTED]
+        if SET_UP in self.seen:
+            out["setup_s"] = round(self.seen[SET_UP] - setup_from, 3)
+        return out

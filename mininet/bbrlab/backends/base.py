@@ -18,7 +18,7 @@ The order of calls, per `bbrlab run` (runner.py) and so once per run of the pipe
 
 `execute` may assume check() and check_job(job) passed; it does not repeat them.
 
-A backend with a guest fills GuestResult.timings from the guest's phase marks
+A backend with a guest fills GuestResult.timings from the lines its guest prints
 (phases.py): the host-side boot and set-up times run.json records.
 """
 import abc
@@ -41,7 +41,7 @@ class GuestResult:
     wall_s: float
     cpu_s: float               # host CPU seconds (user + system) of the testbed
     console: str               # path of the console log
-    timings: dict = field(default_factory=dict)   # host wall seconds of the guest's phases (phases.times)
+    timings: dict = field(default_factory=dict)   # host wall seconds of the guest's phases (phases.py)
 
 
 class Backend(abc.ABC):
@@ -100,12 +100,13 @@ class Backend(abc.ABC):
         return None
 
 
-def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=None):
+def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=None, on_poll=None):
     """Run `cmd` under a tether (tether.py), output to the open file `out`, at most `timeout_s`.
 
     The testbed dies with this process however it ends (SIGKILL too: the tether sees
-    the pipe close), and on the timeout. Returns (exit code, rusage of the tether and
-    everything it reaped, timed_out)."""
+    the pipe close), and on the timeout. `on_poll`, if given, is called every 0.2 s while
+    it runs and once after (phases.ConsoleTimes.poll). Returns (exit code, rusage of the
+    tether and everything it reaped, timed_out)."""
     r, w = os.pipe()
     args = [sys.executable, "-S", str(TETHER), str(r)]
     if rmtree:
@@ -122,6 +123,8 @@ def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=
         deadline = time.time() + timeout_s
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if on_poll is not None:
+                on_poll()
             if pid:
                 break
             if time.time() > deadline:

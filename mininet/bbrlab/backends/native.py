@@ -96,6 +96,7 @@ class NativeBackend(Backend):
         raw.mkdir(exist_ok=True)
         console = raw / "console.log"
         env = dict(os.environ, PYTHONPATH=str(PACKAGE_PARENT))
+        console_times = phases.ConsoleTimes(console)
         start = time.time()
         with open(console, "w") as out:
             # leftovers of an earlier run that was killed would collide with this one's names
@@ -104,8 +105,9 @@ class NativeBackend(Backend):
             # The tether kills the guest's process group and then runs the cleanup: after the
             # run, on the timeout, and when the runner is killed (SIGKILL included).
             status, usage, timed_out = tethered(self.guest_command(run_dir), out, timeout_s, env=env,
+                                                on_poll=console_times.poll,
                                                 after=self.cleanup_command())
         end = time.time()
         return GuestResult(exit_status=-1 if timed_out else status, timed_out=timed_out,
                            wall_s=end - start, cpu_s=usage.ru_utime + usage.ru_stime, console=str(console),
-                           timings=phases.times(run_dir, start, end))
+                           timings=console_times.timings(start))

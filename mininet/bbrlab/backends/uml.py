@@ -156,12 +156,14 @@ class UmlBackend(Backend):
         console = raw / "console.log"
         uml_dir = tempfile.mkdtemp(prefix="bbrlab-uml-")
         cmd = self.command(run_dir, job["clock"], uml_dir, self.guest_mem_mb(job), job["seed"])
+        console_times = phases.ConsoleTimes(console)
         start = time.time()
         try:
             with open(console, "wb") as out:
                 out.write(("host: " + " ".join(cmd) + "\n").encode())
                 out.flush()
-                _code, usage, timed_out = tethered(cmd, out, timeout_s, cwd=uml_dir, rmtree=uml_dir)
+                _code, usage, timed_out = tethered(cmd, out, timeout_s, cwd=uml_dir, rmtree=uml_dir,
+                                                   on_poll=console_times.poll)
         finally:
             shutil.rmtree(uml_dir, ignore_errors=True)
         exit_file = run_dir / "guest_exit"
@@ -172,4 +174,4 @@ class UmlBackend(Backend):
         end = time.time()
         return GuestResult(exit_status=exit_status, timed_out=timed_out, wall_s=end - start,
                            cpu_s=usage.ru_utime + usage.ru_stime, console=str(console),
-                           timings=phases.times(run_dir, start, end))
+                           timings=console_times.timings(start))
