@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # analysis/crosscheck.R -- the same runs on two backends, metric by metric
-# (the backend cross-check: `snakemake crosscheck`, README "Native backend").
+# (the backend cross-check: `snakemake crosscheck`, docs/native-backend.md).
 #
 # Usage:   Rscript analysis/crosscheck.R <runs_a> <runs_b> <out.csv> [warmup_s] [label_a,label_b]
 #          labels default to "uml,native"; warmup_s to 10 (analysis/lib/metrics.R).

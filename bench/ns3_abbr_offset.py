@@ -15,7 +15,7 @@ ACKs after --from seconds, Q is split into parts that each have a measured cause
       + rate x (rtt - min_rtt)                         the queueing this ACK's segment met, in
                                                        packets at the measured rate
       + (rate_ns3 - rate_linux) x min_rtt, negated     ns-3 3.37's rate interval (one ACK gap
-                                                       too long: README "ns-3 backend")
+                                                       too long: docs/ns3-backend.md)
 
 and the queueing part is compared with the queue disc's own backlog (qdisc.jsonl, time
 samples every 50 ms): the segment's queueing delay also counts the packet in the device's

@@ -8,7 +8,7 @@ runs in ns-3 as ns-3 computes them and with Linux's rules, side by side.
 For every run of the spec (the profile's durations, one repetition) it runs ns-3 twice:
 as the pipeline does (ns-3's own delivery-rate interval and loss count), and with the two
 experiment switches of the ns-3 backend on (Ns3Backend(linux_rate_interval=True,
-linux_losses=True); README "ns-3 backend"), which change only the project's own BBR
+linux_losses=True); docs/ns3-backend.md), which change only the project's own BBR
 (bbq, bbq_drain, adaptive_bbr, bbr_e), never ns-3's TcpBbr or TcpCubic. It prints each
 flow's mean goodput from --from seconds to the end (tidy/goodput.csv) and its mean RTT
 (tidy/tcp.csv), and writes the table as Markdown. Nothing here is part of the pipeline.

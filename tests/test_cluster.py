@@ -23,7 +23,7 @@ from bbrlab import cluster, resources, spec
 from conftest import REPO
 import slurm_cluster
 
-PIPELINE_FILES = ("Snakefile", "mininet", "analysis", "kernel", "paper", "config", "claims", "profiles", "envs")
+PIPELINE_FILES = ("Snakefile", "workflow", "mininet", "analysis", "kernel", "paper", "config", "claims", "profiles", "envs")
 EXPERIMENT = "smoke_cluster"
 SPEC = f"""
 name: {EXPERIMENT}
@@ -62,9 +62,10 @@ def pipeline_copy(root: pathlib.Path, kernel) -> pathlib.Path:
                 os.link(src, work / "build" / "kernel" / name)
             except OSError:
                 shutil.copy2(src, work / "build" / "kernel" / name)
-    paper_key = EXPERIMENT.split("_", 1)[0]
-    (work / "mininet" / "specs" / paper_key).mkdir(parents=True, exist_ok=True)
-    (work / "mininet" / "specs" / paper_key / f"{EXPERIMENT}.yaml").write_text(SPEC)
+    (work / "mininet" / "specs" / "smoke").mkdir(parents=True, exist_ok=True)
+    (work / "mininet" / "specs" / "smoke" / f"{EXPERIMENT}.yaml").write_text(SPEC)
+    with (work / "config" / "experiments.csv").open("a") as fh:     # no paper: runs only
+        fh.write(f"{EXPERIMENT},,,quick,mininet/specs/smoke/{EXPERIMENT}.yaml,,\n")
     (work / "test-config.yaml").write_text(CONFIG)
     return work
 

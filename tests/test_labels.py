@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from bbrlab import cli, labels, runner, spec
+from bbrlab import cli, experiments, labels, runner, spec
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SPECS = REPO / "mininet" / "specs"
@@ -14,7 +14,7 @@ BASE = {"name": "t", "duration_s": 30, "bottleneck": {"rate_mbps": 100, "buffer_
 
 
 def labels_of(experiment, profile="paper"):
-    return spec.labels_of(spec.load(SPECS / experiment.split("_")[0] / f"{experiment}.yaml", profile=profile))
+    return spec.labels_of(spec.load(REPO / experiments.load(REPO)[0][experiment].spec, profile=profile))
 
 
 def test_ma2019_rate_red_rtt_and_count_sweeps():

@@ -9,14 +9,13 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from bbrlab import spec
+from bbrlab import experiments
 from bbrlab.backends import ns3_backend
 from conftest import REPO
 
 needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
-CONFIG = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
 
 
 def snakemake(*args, cwd=REPO):
@@ -25,9 +24,8 @@ def snakemake(*args, cwd=REPO):
 
 
 def configured_jobs():
-    for name in CONFIG["experiments"]:
-        paper = name.split("_", 1)[0]
-        yield from spec.expand(spec.load(REPO / "mininet" / "specs" / paper / f"{name}.yaml", profile="quick"))
+    for e in experiments.of_profile(experiments.load(REPO)[0], "quick"):
+        yield from spec.expand(spec.load(REPO / e.spec, profile="quick"))
 
 
 def run_json(tree, job):

@@ -156,12 +156,12 @@ def test_rate_not_judged_without_backlog():
 
 
 @pytest.mark.parametrize("cc, bw, expected", [
-    ("bbr", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": None, "fca_cubic_estimate_mbps": None}),
-    ("bbq", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": 1, "fca_cubic_estimate_mbps": None}),
-    ("bbq", 12_500_000, {"bbr_bw_mbps": 100.0, "variant_flag": 0, "fca_cubic_estimate_mbps": None}),
-    ("bbr_fca", 12_500_000, {"bbr_bw_mbps": 100.0, "variant_flag": 0, "fca_cubic_estimate_mbps": None}),
-    ("bbr_fca", 2_500_001, {"bbr_bw_mbps": None, "variant_flag": 1, "fca_cubic_estimate_mbps": 20.0}),
-    ("bbr_e", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": None, "fca_cubic_estimate_mbps": None}),
+    ("bbr", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": None, "variant_estimate_mbps": None}),
+    ("bbq", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": 1, "variant_estimate_mbps": None}),
+    ("bbq", 12_500_000, {"bbr_bw_mbps": 100.0, "variant_flag": 0, "variant_estimate_mbps": None}),
+    ("bbr_fca", 12_500_000, {"bbr_bw_mbps": 100.0, "variant_flag": 0, "variant_estimate_mbps": None}),
+    ("bbr_fca", 2_500_001, {"bbr_bw_mbps": None, "variant_flag": 1, "variant_estimate_mbps": 20.0}),
+    ("bbr_e", 12_500_001, {"bbr_bw_mbps": 100.0, "variant_flag": None, "variant_estimate_mbps": None}),
 ])
 def test_variant_flag_in_bit_0_of_the_bandwidth(cc, bw, expected):
     """bbq and bbr_fca flag a state in bit 0 of bbr_bw_lo (kernel/variants/README.md); bbr_fca then

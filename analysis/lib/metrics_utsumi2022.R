@@ -52,7 +52,7 @@
 #   cubic_model_error_pct(run, observer, cubic)  100 |ratio - 1|: the model's absolute
 #                               relative error, %
 #   fca_estimate_mbps(run, flow)  mean of a bbr_fca flow's own CUBIC estimate
-#                               (tcp.csv fca_cubic_estimate_mbps, reported while its
+#                               (tcp.csv variant_estimate_mbps, which bbr_fca reports while its
 #                               FCA control is in force) over its samples in the
 #                               window; NA without such samples
 # Windowed metrics default to the steady state (steady_window()); the claims name
@@ -152,8 +152,8 @@ cubic_model_error_pct <- function(run, observer, cubic, warmup_s = DEFAULT_WARMU
 }
 
 fca_estimate_mbps <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
-  if (!"fca_cubic_estimate_mbps" %in% names(run$tcp)) return(NA_real_)
+  if (!"variant_estimate_mbps" %in% names(run$tcp)) return(NA_real_)
   s <- flow_samples_in(run, flow, steady_window(run, warmup_s, window))
-  v <- s$fca_cubic_estimate_mbps[!is.na(s$fca_cubic_estimate_mbps)]
+  v <- s$variant_estimate_mbps[!is.na(s$variant_estimate_mbps)]
   if (length(v) == 0) NA_real_ else mean(v)
 }

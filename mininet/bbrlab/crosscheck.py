@@ -1,8 +1,8 @@
 """Backend cross-check: which backends this host can run, asked before anything runs.
 
-`snakemake crosscheck` (Snakefile) runs the specs listed under `crosscheck:` in
-config/quick.yaml on the uml and on the native backend and compares them
-(analysis/crosscheck.R). Before the first job starts, the Snakefile's onstart
+`snakemake crosscheck` (workflow/rules/crosscheck.smk) runs the experiments whose
+config/experiments.csv row names profile `crosscheck` on the uml and on the native backend
+and compares them (analysis/crosscheck.R). Before the first job starts, the pipeline's onstart
 hook calls `refusal()` for the backends whose runs still have to run; when one
 cannot run here it stops with this module's message, naming the side and every
 reason, and nothing has run. Runs already complete (e.g. the native side copied

@@ -41,10 +41,10 @@ In the spirit of Mininet-HiFi's network invariants, every run is checked for
                   set a 16-MiB maximum after the guest had raised it, a
                   ceiling of 8 MiB that deep-buffer flows reached;
   variant_state   (flows whose variant module keeps a failure counter,
-                  VARIANT_COUNTERS) the counter read from sysfs at the end of
-                  the run (raw/modules.json) is 0: e.g. no bbr_fca connection
-                  ran as plain BBR because its state could not be allocated.
-                  A missing reading fails too.
+                  variants.yaml `counters`) each counter read from sysfs at the
+                  end of the run (raw/modules.json) is 0: e.g. no bbr_fca
+                  connection ran as plain BBR because its state could not be
+                  allocated. A missing reading fails too.
 
 Thresholds come from the spec's `fidelity` block (defaults in spec.py). A run
 with any failed check is invalid: kept, listed in the report, never averaged.
@@ -59,7 +59,7 @@ import pathlib
 import re
 import statistics
 
-from . import backends, capture, tidy, traffic, units
+from . import backends, capture, tidy, traffic, units, variants
 
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
 TC_SENT = re.compile(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)")
@@ -67,8 +67,6 @@ LOSS_SIGMAS = 4.0            # a correct netem fails this about once in 16000 ru
 MIN_ACKS_PER_SEGMENT = 0.95
 MAX_HOST_LIMITED = 0.05
 AT_CEILING = 0.9            # an advertised window this close to its ceiling is held by it
-# variant module -> (read-only parameter counting connections that did not run the variant, unit)
-VARIANT_COUNTERS = {"bbr_fca": ("alloc_failures", "connections run as plain BBR (state not allocated)")}
 
 
 def ping_rtts(text: str) -> list:
@@ -297,11 +295,14 @@ def socket_buffer_checks(raw: pathlib.Path, job: dict) -> list:
 
 
 def variant_state_checks(raw: pathlib.Path, job: dict) -> list:
+    """One variant_state check per counter (variants.counters) of each congestion control
+    the run's flows use, by name: the counter's end-of-run value must be 0."""
     path = raw / "modules.json"
     state = {m["name"]: m["parameters"] for m in json.loads(path.read_text())} if path.exists() else {}
     out = []
-    for name in sorted({f["cc"] for f in job["flows"]} & set(VARIANT_COUNTERS)):
-        param, unit = VARIANT_COUNTERS[name]
+    checked = [(name, param, unit) for name in sorted({f["cc"] for f in job["flows"]})
+               for param, unit in variants.counters(name).items()]
+    for name, param, unit in checked:
         value = (state.get(name) or {}).get(param)
         try:
             count = int(value)

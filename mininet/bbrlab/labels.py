@@ -22,9 +22,6 @@ import re
 
 from . import variants
 
-# Congestion-control names as the papers write them (the labels of variants.yaml).
-CC_NAMES = {cc: variants.label(cc) for cc in variants.known()}
-
 FLOW_FIELD = re.compile(r"^flows\.(\d+)\.(\w+)(?:\.(\w+))?$")
 AQM_FIELDS = ("kind", "min_bytes", "max_bytes", "probability", "ecn")
 
@@ -37,7 +34,8 @@ def num(x) -> str:
 
 
 def cc_name(cc) -> str:
-    return CC_NAMES.get(cc, str(cc))
+    """The congestion control's name as the papers write it (its label in variants.yaml)."""
+    return variants.label(cc)
 
 
 def rate_text(mbps) -> str:

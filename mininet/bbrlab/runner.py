@@ -18,7 +18,7 @@ import socket
 import subprocess
 import time
 
-from . import backends, fidelity, modules, spec, tidy
+from . import backends, fidelity, modules, runkey, spec, tidy
 from .resources import default_timeout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ def run_summary(job: dict, testbed: dict, status: str, error=None) -> dict:
         "schema": 1, "status": status, "error": error,
         "experiment": job["name"], "point": job["point"], "repetition": job["repetition"],
         "point_label": job["point_label"],
-        "seed": job["seed"], "profile": job["profile"], "spec": job,
+        "seed": job["seed"], "profile": job["profile"], "spec": job, "run_key": runkey.run_key(job),
         "flows": [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": f["rtt_ms"], "start_s": f["start_s"],
                    "stop_s": f["stop_s"], "label": f["label"], "sender": f"snd{f['flow']}",
                    "receiver": f"rcv{f['flow']}", "access_rate_mbps": f["access_rate_mbps"]}

@@ -14,12 +14,11 @@ GOODPUT_COLUMNS = ["flow", "t_s", "interval_s", "bytes", "goodput_mbps"]
 TCP_COLUMNS = ["flow", "t_s", "cc", "state", "rtt_ms", "rttvar_ms", "min_rtt_ms", "cwnd_pkts",
                "inflight_pkts", "mss_bytes", "pacing_rate_mbps", "delivery_rate_mbps", "bytes_acked",
                "retrans_total", "bbr_bw_mbps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain",
-               "variant_flag", "fca_cubic_estimate_mbps"]
+               "variant_flag", "variant_estimate_mbps"]
 QUEUE_COLUMNS = ["t_s", "backlog_bytes", "backlog_pkts", "sent_bytes", "sent_pkts", "drops", "qdelay_ms"]
 
 U32_MAX = 0xFFFFFFFF
 U64_MAX = 0xFFFFFFFFFFFFFFFF
-FLAG_IN_BW_BIT0 = ("bbq", "bbr_fca")
 
 
 def read_jsonl(path: pathlib.Path) -> list:
@@ -92,16 +91,18 @@ def bbr_state(cc: str, bbr: dict) -> str:
 
 
 def bbr_bandwidth(cc: str, bbr: dict) -> dict:
-    """bbr_bw_mbps, variant_flag and fca_cubic_estimate_mbps from BBR info's bandwidth.
+    """bbr_bw_mbps, variant_flag and variant_estimate_mbps from BBR info's bandwidth.
 
-    bbq and bbr_fca keep a flag in bit 0 of the bandwidth (kernel/variants/README.md);
-    while bbr_fca's flag is set the bandwidth is its estimate of the CUBIC rate."""
+    The variants with state_in_bw_bit0 in variants.yaml keep a flag in bit 0 of the
+    bandwidth (kernel/variants/README.md): variant_flag is that bit, the rest is
+    bbr_bw_mbps, except while the flag is 1 for a variant with estimate_while_flagged:
+    then the rest is that other rate, variant_estimate_mbps, and bbr_bw_mbps is empty."""
     bw = bbr.get("bw_bytes_per_s") if bbr else None
-    if cc not in FLAG_IN_BW_BIT0 or bw in (None, U64_MAX):
+    if not variants.state_in_bw_bit0(cc) or bw in (None, U64_MAX):
         return {"bbr_bw_mbps": _mbps(bw)}
     flag, bw = bw & 1, bw & ~1
-    if cc == "bbr_fca" and flag:
-        return {"variant_flag": flag, "fca_cubic_estimate_mbps": _mbps(bw)}
+    if flag and variants.estimate_while_flagged(cc) is not None:
+        return {"variant_flag": flag, "variant_estimate_mbps": _mbps(bw)}
     return {"variant_flag": flag, "bbr_bw_mbps": _mbps(bw)}
 
 

@@ -1,13 +1,22 @@
-"""The congestion controls a spec may name and their module parameters (variants.yaml).
+"""The congestion controls a spec may name and what the project knows of each (variants.yaml).
 
 One source of truth, read by the spec check (spec.py), the host-side module
-build (modules.py, kernel/build-variants.sh) and the backends. This module has
-no dependency on the build or the testbed: it reads variants.yaml and nothing else.
+build (modules.py, kernel/build-variants.sh), the backends, tidy.py, fidelity.py
+and (through analysis/lib/variants.R, which reads the same file) the figures. This
+module has no dependency on the build or the testbed: it reads variants.yaml and
+nothing else. Every function reads the file DATA names when called (cached per
+path), so a test may point DATA at a copy.
 
     built_in()                 congestion controls compiled into the testbed kernel
     names()                    the variants (kernel/variants/<name>.patch)
     known()                    built_in() + names()
     label(cc)                  the name as the papers write it ("BBR-E")
+    ns3()                      the congestion controls the ns-3 backend runs
+    state_in_bw_bit0(cc)       whether cc keeps a flag in bit 0 of its bandwidth
+    flag_meaning(cc)           what that flag means when set
+    estimate_while_flagged(cc) what the bandwidth field holds while the flag is set,
+                               None when it stays BBR's bandwidth estimate
+    counters(cc)               {read-only module parameter: what it counts}
     parameters(variant)        {param: {default, min, max, description}}
     param_problems(cc, params) what is wrong with a flow's module_params, as
                                [(param or None, reason)]; [] when nothing is
@@ -27,16 +36,52 @@ import yaml
 DATA = pathlib.Path(__file__).resolve().with_name("variants.yaml")
 
 
-@functools.lru_cache(maxsize=None)
 def _data() -> dict:
-    data = yaml.safe_load(DATA.read_text())
+    return _load(pathlib.Path(DATA))
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path: pathlib.Path) -> dict:
+    """The registry at `path`, checked: ValueError naming the first wrong field."""
+    data = yaml.safe_load(path.read_text())
+    for section in ("built_in", "variants"):
+        for name, entry in data[section].items():
+            _check_entry(path, f"{section}.{name}", entry or {})
     for name, entry in data["variants"].items():
         for param, p in (entry.get("params") or {}).items():
             if not (isinstance(p.get("min"), int) and isinstance(p.get("max"), int) and isinstance(p.get("default"), int)
                     and 0 <= p["min"] <= p["default"] <= p["max"] < 2**32):
-                raise ValueError(f"{DATA}: variants.{name}.params.{param}: needs integer min <= default <= max"
+                raise ValueError(f"{path}: variants.{name}.params.{param}: needs integer min <= default <= max"
                                  " in [0, 2^32)")
     return data
+
+
+def _check_entry(path, where: str, entry: dict) -> None:
+    """The fields every entry may have (variants.yaml's header says what each means)."""
+    def bad(field, need):
+        raise ValueError(f"{path}: {where}.{field}: {need}")
+    if not isinstance(entry.get("label"), str) or not entry["label"]:
+        bad("label", "needs the name as the papers write it")
+    for flag in ("bbr_modes", "ns3", "state_in_bw_bit0"):
+        if not isinstance(entry.get(flag, False), bool):
+            bad(flag, "must be true or false")
+    if entry.get("state_in_bw_bit0"):
+        if not isinstance(entry.get("flag_meaning"), str):
+            bad("flag_meaning", "needs what the flag in bit 0 means when set (state_in_bw_bit0 is true)")
+    else:
+        for field in ("flag_meaning", "estimate_while_flagged"):
+            if field in entry:
+                bad(field, "only with state_in_bw_bit0: true")
+    if not isinstance(entry.get("estimate_while_flagged", ""), str):
+        bad("estimate_while_flagged", "must be a text saying what the bandwidth field holds while flagged")
+    counters_ = entry.get("counters", {})
+    if not (isinstance(counters_, dict) and all(isinstance(k, str) and isinstance(v, str) and v
+                                                for k, v in counters_.items())):
+        bad("counters", "must map each read-only module parameter to what it counts")
+
+
+def _entry(cc: str) -> dict:
+    return _data()["built_in"].get(cc) or _data()["variants"].get(cc) or {}
 
 
 def built_in() -> list:
@@ -52,14 +97,45 @@ def known() -> list:
 
 
 def label(cc: str) -> str:
-    entry = _data()["built_in"].get(cc) or _data()["variants"].get(cc) or {}
-    return entry.get("label", str(cc))
+    """The name as the papers write it ("BBR-E"); an unknown cc is returned as it is."""
+    return _entry(cc).get("label", str(cc))
 
 
 def bbr_modes(cc: str) -> bool:
     """Whether cc keeps BBR's gains per mode, so its mode can be read off them."""
-    entry = _data()["built_in"].get(cc) or _data()["variants"].get(cc) or {}
-    return bool(entry.get("bbr_modes", False))
+    return bool(_entry(cc).get("bbr_modes", False))
+
+
+def ns3() -> list:
+    """The congestion controls the ns-3 backend runs (ns3: true), in known() order."""
+    return [cc for cc in known() if _entry(cc).get("ns3", False)]
+
+
+def state_in_bw_bit0(cc: str) -> bool:
+    """Whether cc's module keeps a state flag in bit 0 of the bandwidth it reports
+    (tcp.csv variant_flag); False for unknown congestion controls."""
+    return bool(_entry(cc).get("state_in_bw_bit0", False))
+
+
+def flag_meaning(cc: str) -> str:
+    """What cc's flag in bit 0 means when it is 1 (only for state_in_bw_bit0(cc))."""
+    if not state_in_bw_bit0(cc):
+        raise KeyError(f"{cc!r} keeps no flag in bit 0 of its bandwidth")
+    return _entry(cc)["flag_meaning"]
+
+
+def estimate_while_flagged(cc: str):
+    """What the bandwidth field holds while cc's flag is 1, when that is not BBR's bandwidth
+    estimate (tidy.py then writes it to tcp.csv variant_estimate_mbps); None when it is,
+    and for every congestion control without the flag."""
+    return _entry(cc).get("estimate_while_flagged") if state_in_bw_bit0(cc) else None
+
+
+def counters(cc: str) -> dict:
+    """{read-only module parameter: what it counts} for cc's module: connections that did
+    not run the variant (fidelity.py's variant_state check wants each to be 0); {} for
+    congestion controls without any."""
+    return dict(_entry(cc).get("counters") or {})
 
 
 def parameters(variant: str) -> dict:

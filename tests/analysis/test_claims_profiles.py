@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_r_analysis import REPO, r_json  # noqa: E402
 
 sys.path.insert(0, str(REPO / "mininet"))
+from bbrlab import experiments as bbrexperiments  # noqa: E402
 from bbrlab import spec as bbrspec  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
@@ -41,7 +42,8 @@ def claims_of(path: Path) -> list[dict]:
 
 
 def spec_path(experiment: str) -> Path:
-    return REPO / "mininet" / "specs" / experiment.split("_")[0] / f"{experiment}.yaml"
+    """The experiment's spec, as config/experiments.csv lists it."""
+    return REPO / bbrexperiments.load(REPO)[0][experiment].spec
 
 
 def runs_of(experiment: str, profile: str) -> list[dict]:

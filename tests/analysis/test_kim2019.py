@@ -16,13 +16,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, paper_experiments, claims_all_reproduced,  # noqa: E402
                              evaluate_claims, r_json, render_figure)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
 FIG_DIR = ANALYSIS / "figures" / "kim2019"
-EXPERIMENTS = sorted(p.stem for p in (REPO / "mininet" / "specs" / "kim2019").glob("kim2019_*.yaml"))
+EXPERIMENTS = paper_experiments("kim2019")
 NONE2 = "f1_module_params=none__f2_module_params=none"
 NONE4 = NONE2 + "__f3_module_params=none__f4_module_params=none"
 NO_AGGR2 = "f1_module_params=extra_acked_cwnd-0__f2_module_params=extra_acked_cwnd-0"
@@ -199,6 +199,5 @@ def test_figure_scripts(tree, tmp_path, figure):
 def test_kim2019_experiments_are_wired():
     """Every kim2019 spec has its figure script; the paper is wired into the shared files."""
     assert set(FIGURES) == set(EXPERIMENTS)
-    assert_paper_wired("kim2019", "001_adb406332a360c9c.txt", EXPERIMENTS,
-                       {f"Fig. {n}": f"kim2019_fig0{n}" for n in range(2, 8)})
+    assert_paper_wired("kim2019", "001_adb406332a360c9c.txt")
 

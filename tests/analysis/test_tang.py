@@ -17,14 +17,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, paper_experiments, claims_all_reproduced,  # noqa: E402
                              evaluate_claims, expand_spec, r_json, render_figure, validate_specs)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
 FIG_DIR = ANALYSIS / "figures" / "tang"
 SPEC_DIR = REPO / "mininet" / "specs" / "tang"
-EXPERIMENTS = sorted(p.stem for p in SPEC_DIR.glob("tang_*.yaml"))
+EXPERIMENTS = paper_experiments("tang")
 LINK = 10.0
 
 # Quick-profile durations (s); Table II's synthetic runs last the paper profile's 200 s, the
@@ -369,11 +369,8 @@ def test_default_configuration():
     assert fig06["bottleneck"]["buffer_bytes_resolved"] == 37500
 
 
-PAPERS_ROW_ITEMS = {"Fig. 2": "tang_fig02", "Table II": "tang_table2", "Fig. 3": "tang_fig03",
-                    "Table III": "tang_table3", "Fig. 4": "tang_fig04", "Fig. 5": "tang_fig05",
-                    "Fig. 6": "tang_fig06"}
 
 
 def test_tang_experiments_are_wired():
-    assert_paper_wired("tang", "003_281891140eb3522b.txt", EXPERIMENTS, PAPERS_ROW_ITEMS)
+    assert_paper_wired("tang", "003_281891140eb3522b.txt")
 

@@ -18,14 +18,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, paper_experiments, claims_all_reproduced,  # noqa: E402
                              evaluate_claims, expand_spec, r_json, render_figure, validate_specs)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
 FIG_DIR = ANALYSIS / "figures" / "utsumi2022"
 SPEC_DIR = REPO / "mininet" / "specs" / "utsumi2022"
-EXPERIMENTS = sorted(p.stem for p in SPEC_DIR.glob("utsumi2022_*.yaml"))
+EXPERIMENTS = paper_experiments("utsumi2022")
 LINK = 100.0
 MSS = synth.MSS
 DUR = 200          # synthetic runs: long enough for about 20 CA phases
@@ -201,7 +201,7 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
                               qdelay=lambda t: QDELAY, sample_s=0.05,
                               link_util=0.97 if not (contradict and cc == "bbr_fca") else 0.8)
         patch_run(run, retrans=retrans, meta={"buffer_bytes": bdp * 500000 * rtt // 40},
-                  extra={"fca_cubic_estimate_mbps": lambda f, c, t, v=cubic: v if c == "bbr_fca" else None})
+                  extra={"variant_estimate_mbps": lambda f, c, t, v=cubic: v if c == "bbr_fca" else None})
     # ---- Figs. 7/11 (1 CUBIC + m), 8/12 (m CUBIC + 1), 9/13 (m + m): Jain's index per m
     for exp, table, groups in (("utsumi2022_fig07_11", FIG07, lambda cc, m: [("cubic", 1, "CUBIC"), (cc, m, "BBR-type")]),
                                ("utsumi2022_fig08_12", FIG08, lambda cc, m: [("cubic", m, "CUBIC"), (cc, 1, "BBR-type")])):
@@ -414,12 +414,8 @@ def test_quick_profile_budget():
     assert cost <= 2100, (len(runs), cost)
 
 
-PAPERS_ROW_ITEMS = {"Fig. 4": "utsumi2022_fig04", "Fig. 5": "utsumi2022_fig06_10", "Fig. 6": "utsumi2022_fig06_10",
-                    "Fig. 7": "utsumi2022_fig07_11", "Fig. 8": "utsumi2022_fig08_12", "Fig. 9": "utsumi2022_fig09_13",
-                    "Fig. 10": "utsumi2022_fig06_10", "Fig. 11": "utsumi2022_fig07_11",
-                    "Fig. 12": "utsumi2022_fig08_12", "Fig. 13": "utsumi2022_fig09_13", "Fig. 14": "utsumi2022_fig14"}
 
 
 def test_utsumi2022_experiments_are_wired():
-    assert_paper_wired("utsumi2022", "004_279ccf86812f33df.txt", EXPERIMENTS, PAPERS_ROW_ITEMS)
+    assert_paper_wired("utsumi2022", "004_279ccf86812f33df.txt")
 

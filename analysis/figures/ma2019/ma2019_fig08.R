@@ -21,7 +21,7 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "ma2019_fig08"
+EXPERIMENT <- figure_experiment()
 WINDOW <- c(12, 22)
 a <- figure_args(EXPERIMENT)
 bin_s <- if (is.na(a$bin_s)) 0.1 else a$bin_s

@@ -45,8 +45,9 @@ docs/tidy-data.md):
                             rtt_ms/2 for packets entering it from then on
     access_rate_mbps        that access link's rate (default 10 Gbit/s), behind
                             ns-3's default queue disc (pfifo_fast, 1000 packets)
-    cc                      bbr -> TcpBbr, cubic -> TcpCubic, reno -> TcpLinuxReno;
-                            bbq, bbq_drain, adaptive_bbr, bbr_e -> the project's BBR v1
+    cc                      the congestion controls variants.yaml marks ns3: true;
+                            bbr -> TcpBbr, cubic -> TcpCubic, reno -> TcpLinuxReno;
+                            the variants -> the project's BBR v1
                             (ns3/bbr_v1.h, after Linux 6.1's tcp_bbr.c) with the
                             kernel patch's change (ns3/bbr_variants.h), deciding
                             with the kernel modules' own kernel/variants/*_math.h
@@ -91,11 +92,10 @@ by definition), the baseline for a variant's effect within one implementation.
 Where the project's BBR differs from Linux's is listed in ns3/bbr_v1.h.
 
 Refused before the run (check_job, so `bbrlab run` boots nothing for any run
-of the spec), naming the field: congestion controls other than bbr, cubic,
-reno, bbq, bbq_drain, adaptive_bbr and bbr_e (bbr_fca exists only as a
-Linux kernel module), module_params a variant does not accept, aqm ecn,
-capture, snapshot_at_s, offloads: on, rtt_on other than ingress/sender, a
-burst_bytes other than the default.
+of the spec), naming the field: congestion controls variants.yaml does not
+mark ns3: true (bbr_fca exists only as a Linux kernel module), module_params
+a variant does not accept, aqm ecn, capture, snapshot_at_s, offloads: on,
+rtt_on other than ingress/sender, a burst_bytes other than the default.
 
 Tests may ask for per-ACK records of the project's BBR (Ns3Backend(cc_trace=
 True): raw/cc_trace_<i>.csv with mode, gains, min_rtt, RTT and delivery-rate
@@ -153,12 +153,8 @@ CXX = os.environ.get("CXX", "g++")
 CXXFLAGS = ["-std=c++17", "-O2", "-I/usr/include"]
 LIBS = ["-lns3-internet-apps", "-lns3-applications", "-lns3-traffic-control", "-lns3-point-to-point",
         "-lns3-internet", "-lns3-network", "-lns3-core"]
-CONGESTION_CONTROLS = {"bbr": "ns3::TcpBbr", "cubic": "ns3::TcpCubic", "reno": "ns3::TcpLinuxReno",
-                       "bbq": "bbrlab::Bbq", "bbq_drain": "bbrlab::BbqDrain",
-                       "adaptive_bbr": "bbrlab::AdaptiveBbr", "bbr_e": "bbrlab::BbrE"}
 # How ns-3 runs BBR (Ns3Backend(rules=...)): as ns-3 papers ran it, or with Linux's BBR and rate rules.
 RULES = ("ns3", "linux")
-VARIANTS = ("bbq", "bbq_drain", "adaptive_bbr", "bbr_e")    # the project's BBR v1 with the kernel patches' changes
 RTT_PLACEMENTS = ("ingress", "sender")
 FAST_LINK_BPS = 10e9          # links other than the bottleneck and a shaped access link
 PINGS, PING_INTERVAL_S = 7, 0.1  # at least: they go on until the slowest path's replies are in
@@ -179,16 +175,28 @@ def ns3_version() -> str:
     return res.stdout.strip() or None
 
 
+def congestion_controls() -> list:
+    """The congestion controls this backend runs (variants.yaml ns3: true; dumbbell.cc's
+    MakeCongestionControl builds each): ns-3's own for the built-ins, the project's BBR v1
+    with the kernel patch's change (ns3/bbr_variants.h) for a variant."""
+    return variants.ns3()
+
+
+def ns3_variants() -> list:
+    """The variants among congestion_controls(): the ones with module parameters."""
+    return [cc for cc in congestion_controls() if cc in variants.names()]
+
+
 def refusals(job: dict) -> list:
     """What the run asks that this backend cannot do, one message naming the field each
     (flows numbered as in the run, after `count` is expanded)."""
     out = []
     for flow in job["flows"]:
         where = f"flows.{flow['flow']}"
-        if flow["cc"] not in CONGESTION_CONTROLS:
+        if flow["cc"] not in congestion_controls():
             out.append(f"{where}.cc: {flow['cc']!r} is not available in ns-3 (it has "
-                       f"{', '.join(CONGESTION_CONTROLS)}; the other variants exist only as Linux kernel modules)")
-        elif flow["module_params"] and flow["cc"] not in VARIANTS:
+                       f"{', '.join(congestion_controls())}; the other variants exist only as Linux kernel modules)")
+        elif flow["module_params"] and flow["cc"] not in ns3_variants():
             out.append(f"{where}.module_params: {flow['module_params']} ({flow['cc']} has no parameters)")
         elif flow["module_params"]:
             for param, reason in variants.param_problems(flow["cc"], flow["module_params"]):
@@ -258,7 +266,7 @@ def lead_s(job: dict) -> float:
 def variant_params(flow: dict) -> dict:
     """A variant flow's module parameters with the defaults of variants.yaml filled in
     (every one, so the program needs no defaults of its own); {} for the others."""
-    if flow["cc"] not in VARIANTS:
+    if flow["cc"] not in ns3_variants():
         return {}
     params = {name: p["default"] for name, p in variants.parameters(flow["cc"]).items()}
     params.update(flow["module_params"])
@@ -411,7 +419,7 @@ class Ns3Backend(Backend):
         t0 = lead_s(job)
         timeline = {"t0": t0, "lead_s": t0, "substrate": "ns3", "ns3_version": sim["ns3_version"],
                     "events": [dict(e, t_s=e["at_s"]) for e in traffic.schedule(job)],
-                    "commands": [], "congestion_controls": sorted(CONGESTION_CONTROLS), "ns3_rules": self.rules,
+                    "commands": [], "congestion_controls": sorted(congestion_controls()), "ns3_rules": self.rules,
                     "kernel_release": None, "loss_seeded": True,
                     "timings": {"simulated_s": sim["simulated_s"], "simulation_wall_s": round(wall_s, 3),
                                 "simulator_events": sim["events"]}}

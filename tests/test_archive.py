@@ -1,0 +1,112 @@
+"""The results archive (bbrlab/archive.py) on a real captured run
+(tests/fixtures/run_fig1short.tar.xz): what is kept, keys, staleness, atomicity, checksums."""
+import hashlib
+import json
+import pathlib
+import shutil
+import tarfile
+
+import pytest
+
+from bbrlab import archive
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    """The captured run as runs/<experiment>/<point>/rep1, with a run key in its run.json."""
+    src = tmp_path / "src"
+    src.mkdir()
+    with tarfile.open(REPO / "tests" / "fixtures" / "run_fig1short.tar.xz") as tar:
+        tar.extractall(src)
+    meta = json.loads((src / "run.json").read_text())
+    meta["run_key"] = "k" * 16
+    (src / "run.json").write_text(json.dumps(meta, indent=1))
+    dest = tmp_path / "runs" / meta["experiment"] / meta["point"] / f"rep{meta['repetition']}"
+    dest.parent.mkdir(parents=True)
+    src.rename(dest)
+    return dest
+
+
+def _meta(run_dir):
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def test_add_then_restore_gives_back_run_json_and_tidy_data(run_dir, tmp_path):
+    arch = tmp_path / "data" / "paper"
+    counts = archive.add(arch, archive.complete_runs(tmp_path / "runs"), progress=lambda *_: None)
+    assert counts == {"added": 1, "replaced": 0, "unchanged": 0}
+    meta = _meta(run_dir)
+    state, row = archive.lookup(arch, meta["experiment"], meta["point"], meta["repetition"], "k" * 16)
+    assert state == "fresh"
+    assert row["valid"] == str(meta["fidelity"]["valid"]).lower() and row["seed"] == str(meta["seed"])
+    out = archive.restore(arch, row, tmp_path / "restored" / "rep1")
+    for name in ("goodput.csv", "tcp.csv", "queue.csv"):
+        assert (out / "tidy" / name).read_bytes() == (run_dir / "tidy" / name).read_bytes()
+    assert not (out / "raw").exists()                      # raw/ is not kept
+    restored = _meta(out)
+    assert restored.pop("restored_from_archive")["sha256"] == row["sha256"]
+    assert restored == meta
+
+
+def test_same_run_same_bytes(run_dir, tmp_path):
+    """Reproducible tarballs: archiving the same run twice changes nothing."""
+    assert archive.pack(run_dir) == archive.pack(run_dir)
+    arch = tmp_path / "a"
+    archive.add(arch, [run_dir], progress=lambda *_: None)
+    assert archive.add(arch, [run_dir], progress=lambda *_: None) == {"added": 0, "replaced": 0, "unchanged": 1}
+
+
+def test_changed_key_is_stale_and_missing_run_is_none(run_dir, tmp_path):
+    arch = tmp_path / "a"
+    archive.add(arch, [run_dir], progress=lambda *_: None)
+    meta = _meta(run_dir)
+    assert archive.lookup(arch, meta["experiment"], meta["point"], meta["repetition"], "other")[0] == "stale"
+    assert archive.lookup(arch, meta["experiment"], "nopoint", 1, "k" * 16) == (None, None)
+
+
+def test_corrupt_tarball_is_refused(run_dir, tmp_path):
+    arch = tmp_path / "a"
+    archive.add(arch, [run_dir], progress=lambda *_: None)
+    meta = _meta(run_dir)
+    path = archive.entry_path(arch, meta["experiment"], meta["point"], meta["repetition"])
+    path.write_bytes(path.read_bytes()[:-10] + b"0123456789")
+    _, row = archive.lookup(arch, meta["experiment"], meta["point"], meta["repetition"], "k" * 16)
+    with pytest.raises(archive.ArchiveError, match="checksum"):
+        archive.restore(arch, row, tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+
+
+def test_runs_without_key_or_unfinished_are_refused(run_dir, tmp_path):
+    meta = _meta(run_dir)
+    del meta["run_key"]
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(archive.ArchiveError, match="run_key"):
+        archive.add(tmp_path / "a", [run_dir], progress=lambda *_: None)
+    (run_dir / "run.json").unlink()
+    with pytest.raises(archive.ArchiveError, match="no run.json"):
+        archive.add(tmp_path / "a", [run_dir], progress=lambda *_: None)
+    assert archive.complete_runs(tmp_path / "runs") == []
+
+
+def test_interrupted_add_leaves_no_row_without_its_tarball(run_dir, tmp_path, monkeypatch):
+    """The tarball is in place before the manifest names it: a failure while writing the
+    tarball leaves the manifest as it was."""
+    arch = tmp_path / "a"
+    real_replace = archive.os.replace
+
+    def failing_replace(src, dst):
+        if str(dst).endswith(".tar.xz"):
+            raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(archive.os, "replace", failing_replace)
+    with pytest.raises(KeyboardInterrupt):
+        archive.add(arch, [run_dir], progress=lambda *_: None)
+    assert archive.read_manifest(arch) == {}
+    monkeypatch.setattr(archive.os, "replace", real_replace)
+    archive.add(arch, [run_dir], progress=lambda *_: None)
+    (row,) = archive.read_manifest(arch).values()
+    blob = archive.entry_path(arch, row["experiment"], row["point"], row["repetition"]).read_bytes()
+    assert hashlib.sha256(blob).hexdigest() == row["sha256"]
