@@ -83,6 +83,8 @@ def test_the_runner_checks_once_and_writes_what_the_backend_says(tmp_path):
     assert written["guest"] == {"offloads_by_ioctl": False, "start_ovs": False, "teardown": True}
     summary = json.loads((tmp_path / "run.failed" / "run.json").read_text())
     assert "guest_mem_mb" not in summary["testbed"]      # Backend.guest_mem_mb: None, not recorded
+    from bbrlab import runkey
+    assert summary["run_key"] == runkey.run_key(job)       # the pipeline's key: the runner's keys left out
 
 
 def test_run_spec_file_checks_the_backend_once_for_all_runs(tmp_path, monkeypatch):
