@@ -265,3 +265,20 @@ def test_socket_and_queue_intervals_each_keep_their_own_spacing():
 def test_sample_intervals_are_whole_milliseconds():
     assert "sample_interval_s: 0.0125 is not a whole number of milliseconds" in error_of(
         spec.deep_merge(BASE, {"sample_interval_s": 0.0125}))
+
+
+def test_the_content_key_ignores_the_later_defaults_at_their_default_values():
+    """runkey.run_key (the pipeline's key) of a run is the key of the same run as resolved
+    before delayed_ack, snapshot_at_s, access_rate_mbps, loss_rate and red's ecn were filled in;
+    a value other than the default still counts."""
+    from bbrlab import runkey
+    red = {"kind": "red", "min_bytes": 30000, "max_bytes": 90000, "probability": 0.1}
+    (run,) = spec.expand(spec.resolve(spec.deep_merge(MINIMAL, {"bottleneck": {"aqm": red}})))
+    earlier = {k: v for k, v in run.items() if k not in ("delayed_ack", "snapshot_at_s", "access_rate_mbps")}
+    earlier["bottleneck"] = {k: v for k, v in run["bottleneck"].items() if k != "loss_rate"}
+    earlier["bottleneck"]["aqm"] = red
+    earlier["flows"] = [{k: v for k, v in f.items() if k != "access_rate_mbps"} for f in run["flows"]]
+    assert runkey.run_key(run) == runkey.run_key(earlier)
+    for changed in (dict(run, delayed_ack=False), dict(run, snapshot_at_s=1.0),
+                    dict(run, bottleneck=dict(run["bottleneck"], loss_rate=0.01))):
+        assert runkey.run_key(changed) != runkey.run_key(run)

@@ -33,12 +33,16 @@ from __future__ import annotations
 import hashlib
 import json
 
+from . import spec
+
 EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key", "backend", "modules", "guest"})
 
 
 def semantic(job: dict) -> dict:
-    """The job without the excluded top-level fields."""
-    return {k: v for k, v in job.items() if k not in EXCLUDED}
+    """The job without the excluded top-level fields, and without the defaults filled in after
+    run keys were in use where they hold their default (spec.without_unkeyed_defaults), so
+    those defaults left every run's key as it was."""
+    return {k: v for k, v in spec.without_unkeyed_defaults(job).items() if k not in EXCLUDED}
 
 
 def run_key(job: dict) -> str:

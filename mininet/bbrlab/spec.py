@@ -369,6 +369,24 @@ def resolve_run(spec: dict, point: str, repetition: int, assignment=None, label=
     return complete(run)
 
 
+def without_unkeyed_defaults(run: dict) -> dict:
+    """A copy of a resolved run without the defaults that joined after run keys were in use
+    (UNKEYED_DEFAULTS, bottleneck.loss_rate, red's aqm.ecn, each flow's access_rate_mbps) where
+    they hold their default value: what a content key hashes, so that a run keeps the key it had
+    before those defaults were filled in (runkey.py)."""
+    out = {k: v for k, v in run.items() if not (k in UNKEYED_DEFAULTS and v == DEFAULTS[k])}
+    if "bottleneck" in run:
+        bn = {k: v for k, v in run["bottleneck"].items()
+              if not (k == "loss_rate" and v == BOTTLENECK_DEFAULTS["loss_rate"])}
+        if isinstance(bn.get("aqm"), dict) and bn["aqm"].get("ecn") is RED_DEFAULTS["ecn"]:
+            bn["aqm"] = {k: v for k, v in bn["aqm"].items() if k != "ecn"}
+        out["bottleneck"] = bn
+    if "flows" in run:
+        out["flows"] = [{k: v for k, v in f.items() if not (k == "access_rate_mbps" and v is None)}
+                        for f in run["flows"]]
+    return out
+
+
 def complete(run: dict) -> dict:
     """Fill into a resolved run (in place; also returned) every default it lacks: the unkeyed ones
     of resolve_run, and, for a run resolved by an earlier revision (retidy of its run.json), any
