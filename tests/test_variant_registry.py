@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import yaml
 
-from bbrlab import fidelity, labels, tidy, variants
+from bbrlab import fidelity, labels, spec, tidy, variants
 from bbrlab.backends import ns3_backend
 from conftest import REPO
 
@@ -67,9 +67,9 @@ def test_throwaway_variant_reaches_fidelity(registry, tmp_path):
 def test_throwaway_variant_reaches_the_ns3_backend(registry):
     assert "zz_flagged" in ns3_backend.congestion_controls()
     assert "zz_plain" not in ns3_backend.congestion_controls()
-    flows = [{"flow": 1, "cc": "zz_flagged"}, {"flow": 2, "cc": "zz_plain"}]
-    job = {"flows": flows, "bottleneck": {"aqm": {"kind": "droptail"}, "rate_mbps": 10, "burst_bytes": None},
-           "mtu_bytes": 1500}
+    flows = [{"flow": 1, "cc": "zz_flagged", "rtt_ms": 10}, {"flow": 2, "cc": "zz_plain", "rtt_ms": 10}]
+    job = spec.complete({"duration_s": 1, "flows": flows, "mtu_bytes": 1500,     # a resolved run's fields
+                         "bottleneck": {"aqm": {"kind": "droptail"}, "rate_mbps": 10, "burst_bytes": None}})
     cc_refusals = [r for r in ns3_backend.refusals(job) if ".cc:" in r]
     assert len(cc_refusals) == 1 and cc_refusals[0].startswith("flows.2.cc: 'zz_plain'")
 

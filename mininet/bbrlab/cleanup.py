@@ -15,7 +15,7 @@ kernel. When it ends normally Mininet tears it down, but a run that is killed
 
 `clean()` looks at the host and removes exactly those: it matches the
 dumbbell's own names (topology.py, shaping.ifb_name) and the variant names
-(modules.variants()), nothing else of the host. The native backend runs it
+(variants.yaml, variants.names()), nothing else of the host. The native backend runs it
 before every run and, through the tether, after every run however it ends.
 `plan()` is a pure function of the observed state, so what it would do can be
 tested anywhere; `clean()` acts, as root.
@@ -26,6 +26,8 @@ import shutil
 import signal
 import subprocess
 from dataclasses import dataclass, field
+
+from . import variants as registry
 
 HOST_SHELL = re.compile(r"\bmininet:(snd|rcv)\d+\b")                # topology.py host names
 LINK = re.compile(r"^(sw[12](-eth\d+)?|ifbflow\d+|(snd|rcv)\d+-eth\d+)$")
@@ -102,8 +104,7 @@ def observe() -> HostState:
 
 def clean(dry_run: bool = False, progress=print) -> Plan:
     """Remove a native run's leftovers from this host; returns what was (or would be) done."""
-    from . import modules
-    todo = plan(observe(), modules.variants())
+    todo = plan(observe(), registry.names())
     if dry_run:
         return todo
     for pid in todo.kill:

@@ -20,17 +20,17 @@ import pathlib
 import signal
 import sys
 
-from . import backends, labels, runner, spec
+from . import backends, runner, spec
 
 
 def write_labels(paths, profile, out=None) -> None:
-    """experiment,point,label of every sweep point of the specs (labels.py), one row per point."""
+    """experiment,point,label of every sweep point of the specs (spec.labels_of), one row per point."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["experiment", "point", "label"])
     for path in paths:
         s = spec.load(path, profile=profile)
-        for point, label in labels.labels_of(s).items():
+        for point, label in spec.labels_of(s).items():
             w.writerow([s["name"], point, label])
     if out is None:
         sys.stdout.write(buf.getvalue())
@@ -43,6 +43,8 @@ def write_labels(paths, profile, out=None) -> None:
 
 
 def main(argv=None) -> int:
+    """`bbrlab <command>` (module docstring); returns the exit status: 0 done, 2 invalid spec,
+    3 a backend cannot run here (or bad arguments for it), 4 a run failed."""
     parser = argparse.ArgumentParser(prog="bbrlab", description="BBR fairness experiments on an emulated testbed")
     sub = parser.add_subparsers(dest="command", required=True)
     p_val = sub.add_parser("validate", help="validate specs")
@@ -59,7 +61,7 @@ def main(argv=None) -> int:
     p_run.add_argument("spec")
     p_run.add_argument("--out", required=True, help="results root; runs go to ROOT/<name>/<point>/rep<k>")
     p_run.add_argument("--profile")
-    p_run.add_argument("--backend", default="uml", choices=["uml", "native", "ns3"])
+    p_run.add_argument("--backend", default="uml", choices=list(backends.NAMES))
     p_run.add_argument("--clock", choices=["real", "virtual"])
     p_run.add_argument("--point")
     p_run.add_argument("--rep", type=int)

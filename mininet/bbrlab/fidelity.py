@@ -49,7 +49,7 @@ In the spirit of Mininet-HiFi's network invariants, every run is checked for
 Thresholds come from the spec's `fidelity` block (defaults in spec.py). A run
 with any failed check is invalid: kept, listed in the report, never averaged.
 
-A simulated run (backend ns3, SIMULATED_BACKENDS) has no guest CPU, no timers
+A simulated run (backend ns3: its class's `simulated`) has no guest CPU, no timers
 that can be late, no TCP Small Queues and socket buffers sized to its window
 by the simulator, so guest_cpu, timer_lateness, sender_decoupled and
 socket_buffers are not checked for it; the others are.
@@ -59,7 +59,7 @@ import pathlib
 import re
 import statistics
 
-from . import capture, tidy, traffic, units, variants
+from . import backends, capture, tidy, traffic, units, variants
 
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
 TC_SENT = re.compile(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)")
@@ -318,12 +318,9 @@ def variant_state_checks(raw: pathlib.Path, job: dict) -> list:
     return out
 
 
-SIMULATED_BACKENDS = {"ns3"}
-
-
 def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     raw = run_dir / "raw"
-    simulated = job.get("backend") in SIMULATED_BACKENDS
+    simulated = backends.is_simulated(job.get("backend"))      # Backend.simulated
     checks = base_rtt_checks(raw, job)
     if not simulated:
         checks.append(decoupling_check(job))
@@ -332,9 +329,9 @@ def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
         checks += cpu_checks(raw, job, tidy_data["timeline"]["t0"])
     if "flow_queue" in tidy_data:
         checks.append(capture_check(raw, job, tidy_data))
-    if job["bottleneck"].get("loss_rate"):
+    if job["bottleneck"]["loss_rate"]:
         checks.append(loss_check(raw, job))
-    if job.get("delayed_ack", True) is False:
+    if not job["delayed_ack"]:
         checks += delayed_ack_checks(raw, job)
     if not simulated:
         checks += socket_buffer_checks(raw, job)

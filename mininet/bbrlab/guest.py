@@ -22,6 +22,10 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
                              (its settings and read-only counters such as bbr_fca's alloc_failures)
     timeline.json            time zero, executed events, set-up commands, timings
 
+What the guest does differently by backend it reads from job["guest"] (the backend's
+guest_options(), backends/base.py), never from the backend's name. Bench-only
+measurements are hooks (bench_hooks.py) that an ordinary run does not execute.
+
 Exit status 0 on success; anything else is a failed run.
 """
 import json
@@ -33,8 +37,9 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 
-from . import capture, offloads, procacct, rcvlowat, samplers, shaping, topology, traffic
+from . import bench_hooks, capture, offloads, phases, samplers, shaping, topology, traffic
 
 OVS_RUN = "/var/run/openvswitch"
 LEAD_S = 1.0          # samplers run this long before time zero
@@ -88,7 +93,9 @@ OVS_CPU_COUNT_READY_S = 10.5     # CLOCK_MONOTONIC age before ovs-vswitchd count
 
 
 def wait_for_ovs_cpu_count(ready_s: float = OVS_CPU_COUNT_READY_S, clock=time.monotonic, sleep=time.sleep) -> float:
-    """Sleep until the guest's CLOCK_MONOTONIC reaches ready_s (see above); returns the time slept."""
+    """The Open vSwitch 3.1.0 workaround: sleep until the guest's CLOCK_MONOTONIC reaches ready_s,
+    before ovs-vswitchd starts, so that it counts the guest's CPU and opens an upcall socket
+    (the comment above says why); returns the time slept."""
     wait = max(0.0, ready_s - clock())
     if wait > 0:
         log(f"waiting {wait:.1f} s for the guest's clock to pass {ready_s:g} s before starting ovs-vswitchd")
@@ -97,7 +104,8 @@ def wait_for_ovs_cpu_count(ready_s: float = OVS_CPU_COUNT_READY_S, clock=time.mo
 
 
 def start_ovs() -> None:
-    """ovsdb-server with a fresh database and ovs-vswitchd, on tmpfs directories."""
+    """ovsdb-server with a fresh database and ovs-vswitchd, on tmpfs directories, the latter only
+    once it will count the guest's CPUs (wait_for_ovs_cpu_count)."""
     os.makedirs(OVS_RUN, exist_ok=True)
     db = "/etc/openvswitch/conf.db"
     if not os.path.exists(db):
@@ -127,8 +135,8 @@ def host_path(path: str) -> str:
 
 def load_modules(job: dict) -> None:
     """insmod the run's variant modules (modules.py); a refusal carries the module's own kernel message."""
-    for module in job.get("modules", []):
-        name, params = module["name"], [f"{k}={v}" for k, v in module.get("params", {}).items()]
+    for module in job["modules"]:
+        name, params = module["name"], [f"{k}={v}" for k, v in module["params"].items()]
         if os.path.exists(f"/sys/module/{name}"):
             sh(["rmmod", name])          # native host: loaded by an earlier run, perhaps with other parameters
         res = subprocess.run(["insmod", host_path(module["path"])] + params, capture_output=True, text=True)
@@ -144,7 +152,7 @@ def module_state(job: dict, raw: pathlib.Path, sys_module: str = "/sys/module") 
     raw/modules.json: [{"name", "parameters": {name: value}}]; a module that is not loaded (or a
     parameter that cannot be read) is recorded with parameters null (or value null)."""
     state = []
-    for module in job.get("modules", []):
+    for module in job["modules"]:
         directory = pathlib.Path(sys_module) / module["name"] / "parameters"
         params = None
         if directory.is_dir():
@@ -194,7 +202,7 @@ def configure(db, job: dict) -> list:
     def offloads_off(dev, node=None):
         """shaping.offloads_off(dev): in the UML testbed through ioctls (offloads.py, exact on its 6.1
         kernel), elsewhere with ethtool itself; refuses a device that keeps one."""
-        if job.get("backend", "uml") != "uml":
+        if not job["guest"]["offloads_by_ioctl"]:
             run(shaping.offloads_off(dev), node)
             return
         after = samplers.in_netns(node.pid if node is not None else None, lambda: offloads.turn_off(dev))
@@ -211,12 +219,12 @@ def configure(db, job: dict) -> list:
             for intf in db.interfaces[sw.name]:
                 offloads_off(intf)
     for i, flow in enumerate(job["flows"]):
-        if flow.get("access_rate_mbps"):
+        if flow["access_rate_mbps"]:
             run(shaping.access_link(db.senders[i].defaultIntf().name, flow["access_rate_mbps"],
                                     job["sender_qdisc"], job["mtu_bytes"]), db.senders[i])
         else:
             run(shaping.sender_qdisc(db.senders[i].defaultIntf().name, job["sender_qdisc"]), db.senders[i])
-        if job.get("delayed_ack", True) is False:
+        if not job["delayed_ack"]:
             run(shaping.quickack_route(topology.ip_of(db.senders[i]), db.receivers[i].defaultIntf().name),
                 db.receivers[i])
         if job["rtt_on"] == "ingress":
@@ -266,7 +274,7 @@ def apply_loss(db, job: dict) -> tuple:
     """Random loss on the data direction after the bottleneck (sw2's port toward each receiver
     carries only flow i's data), set after the base-RTT pings so they are not lost.
     Returns (commands, whether netem was seeded)."""
-    rate = job["bottleneck"].get("loss_rate") or 0
+    rate = job["bottleneck"]["loss_rate"]
     if not rate:
         return [], None
     seeded = netem_seed_supported()
@@ -476,7 +484,7 @@ def snapshot(db, raw: pathlib.Path) -> None:
 def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> tuple:
     executed, clients = [], []
     events = traffic.schedule(job)
-    if job.get("snapshot_at_s") is not None:
+    if job["snapshot_at_s"] is not None:
         events.append({"at_s": job["snapshot_at_s"], "kind": "snapshot", "flow": 1, "value": None})
         events.sort(key=lambda e: e["at_s"])
     for event in events:
@@ -503,117 +511,166 @@ def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> 
     return executed, clients
 
 
-def start_driver_profile(raw: pathlib.Path):
-    """bench/setup_profile.py only (job["driver_profile"]): the driver's Python from here to
-    the end of set-up under cProfile, and what importing the driver costs, from a second
-    interpreter (python -X importtime) run first. Meaningful on the real clock only: on the
-    virtual clock the guest's clocks do not advance while it computes."""
-    import cProfile
-    res = subprocess.run([sys.executable, "-X", "importtime", "-c", "import bbrlab.guest"],
-                         capture_output=True, text=True)
-    (raw / "driver_importtime.txt").write_text(res.stderr)
-    profile = cProfile.Profile()
-    profile.enable()
-    return profile
+@dataclass
+class Run:
+    """One run in this testbed, as its phases leave it: the job, where it writes, what it built."""
+    job: dict
+    raw: pathlib.Path
+    hooks: bench_hooks.Hooks
+    t_start: float
+    timings: dict = field(default_factory=dict)
+    db: object = None                   # the dumbbell (topology.build)
+    available: list = None              # the kernel's congestion controls
+    applied: list = field(default_factory=list)   # set-up commands, for the timeline
+    seeding: dict = None
+    loss_seeded: object = None
+    servers: list = field(default_factory=list)
+    sampler: object = None
+    captures: list = field(default_factory=list)
+    t0: float = None
+    until: float = None
+    executed: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
 
 
-def stop_driver_profile(profile, raw: pathlib.Path) -> None:
-    profile.disable()
-    profile.dump_stats(str(raw / "driver_setup.pstats"))
+def start_services(run: Run) -> None:
+    """Before the network: note where the guest's randomness came from (read while the boot
+    messages are still in the kernel log), load the run's variant modules, check that every
+    congestion control the flows use exists, and start Open vSwitch where the guest has the kernel
+    to itself (job["guest"]["start_ovs"]; a native host runs its own)."""
+    job = run.job
+    run.seeding = randomness(sh(["dmesg"], check=False))
+    run.hooks.started()
+    load_modules(job)
+    run.available = check_congestion_controls(job)
+    if job["guest"]["start_ovs"] and job["switch"] == "ovs":
+        start_ovs()
+
+
+def build_network(run: Run) -> None:
+    """The dumbbell: hosts, switches and links (topology.py), not yet shaped."""
+    job = run.job
+    log(f"building dumbbell with {len(job['flows'])} flow(s), {job['bottleneck']['rate_mbps']:g} Mbit/s bottleneck")
+    run.db = topology.build(len(job["flows"]), job["switch"], job["mtu_bytes"])
+
+
+def shape_network(run: Run) -> None:
+    """Socket buffers for the run's window, offloads, qdiscs, delays and the bottleneck (configure),
+    and the receivers' socket limits on record; the end of set-up."""
+    run.applied = tune_tcp_memory(run.job, run.db) + configure(run.db, run.job)
+    record_socket_limits(run.db, run.raw)
+    run.timings["setup_s"] = round(time.time() - run.t_start, 3)
+    run.hooks.set_up()
+
+
+def measure_paths(run: Run) -> None:
+    """Each path's base RTT (before any traffic and before the random loss, so no ping is lost)."""
+    log(phases.SET_UP)           # the host times the set-up by this line (phases.py)
+    measure_base_rtt(run.db, run.job, run.raw)
+
+
+def start_receivers_and_samplers(run: Run) -> None:
+    """The random loss, the flows' receivers, the sampler and (capture: bottleneck) tcpdump; sets
+    time zero LEAD_S after the sampler runs."""
+    job, raw = run.job, run.raw
+    log("starting receivers")
+    loss_cmds, run.loss_seeded = apply_loss(run.db, job)
+    run.applied += loss_cmds
+    run.servers = start_receivers(run.db, job, raw)
+    log("starting sampler")
+    until = time.time() + 60 + LEAD_S + job["duration_s"] + TAIL_S
+    run.sampler = start_samplers(run.db, job, raw, until)
+    run.captures = start_captures(run.db, job, raw) if job["capture"] == "bottleneck" else []
+    run.t0 = time.time() + LEAD_S
+    run.until = run.t0 + job["duration_s"] + TAIL_S
+    log(f"time zero in {run.t0 - time.time():.1f} s; run lasts {job['duration_s']:g} s")
+    run.hooks.samplers_started(run.t0, TAIL_S)
+
+
+def run_flows(run: Run) -> None:
+    """The schedule (flow starts, RTT changes, the snapshot) on time, then wait for every sender
+    to end; a sender that failed is noted in run.failed."""
+    job = run.job
+    run.executed, clients = run_schedule(run.db, job, run.raw, run.t0,
+                                         lambda i: run.hooks.flow_started(job, run.servers, i))
+    for proc, out in clients:
+        try:
+            proc.wait(timeout=max(5.0, run.until - time.time() + 30))
+        finally:
+            out.close()
+    run.failed = [f"flow {k + 1}: {p.stderr.read().decode(errors='replace').strip()}"
+                  for k, (p, _o) in enumerate(clients) if p.returncode != 0]
+    run.hooks.flows_done()
+
+
+def collect(run: Run) -> None:
+    """After the tail: stop the sampler, record the modules' and the loss qdiscs' state, stop the
+    captures and the receivers (keeping their reports), and write raw/timeline.json last (its
+    presence says the run completed)."""
+    job, raw, db = run.job, run.raw, run.db
+    time.sleep(max(0.0, run.until - time.time()))
+    run.sampler.send_signal(signal.SIGTERM)
+    run.sampler.wait(timeout=30)
+    module_state(job, raw)
+    if job["bottleneck"]["loss_rate"]:
+        loss_stats(db, job, raw)
+    stop_captures(run.captures, raw)
+    stop_receivers(run.servers)
+    run.timings["guest_s"] = round(time.time() - run.t_start, 3)
+    run.hooks.experiment_done()
+    timeline = {"t0": run.t0, "lead_s": LEAD_S, "events": run.executed, "commands": run.applied,
+                "bottleneck_intf": db.bottleneck_intf, "congestion_controls": run.available,
+                "kernel_release": os.uname().release, "timings": run.timings, "loss_seeded": run.loss_seeded,
+                "randomness": run.seeding,
+                "flows": [{"flow": f["flow"], "sender_ip": topology.ip_of(db.senders[i]),
+                           "receiver_ip": topology.ip_of(db.receivers[i]),
+                           "port": traffic.port(f["flow"])} for i, f in enumerate(job["flows"])]}
+    tmp = raw / "timeline.json.tmp"
+    tmp.write_text(json.dumps(timeline, indent=1))
+    tmp.rename(raw / "timeline.json")
+
+
+def finish_network(run: Run) -> None:
+    """However the run ended: where the guest has the kernel to itself (job["guest"]["teardown"]
+    false) the guest powers off next and takes the network with it, and Mininet's teardown (an
+    `ip link del`, `ifconfig` or `brctl` process per interface and switch) would only cost the
+    host CPU; Open vSwitch's state is kept for the record then. On a shared host the network
+    is removed."""
+    if not run.job["guest"]["teardown"]:
+        if run.job["switch"] == "ovs" and run.job["guest"]["start_ovs"]:
+            record_ovs_state(run.raw)
+    elif run.db is not None:
+        run.db.net.stop()
 
 
 def main(run_dir: str) -> int:
+    """Run the experiment of RUN_DIR/job.json (a resolved run, spec.py, with the runner's
+    backend, modules and guest keys) in this testbed, into RUN_DIR/raw/ (module docstring).
+
+    The phases, in order: start_services, build_network, shape_network (the end of set-up),
+    measure_paths, start_receivers_and_samplers, run_flows, collect; finish_network however it
+    ends. The host times boot and set-up by the lines it prints (phases.py).
+    Returns 0 when every sender ran to its end, 3 when one failed; raises on anything else."""
     run_dir = pathlib.Path(run_dir)
     job = json.loads((run_dir / "job.json").read_text())
     raw = run_dir / "raw"
     raw.mkdir(exist_ok=True)
-    timings, t_start = {}, time.time()
-    profile = start_driver_profile(raw) if job.get("driver_profile") else None
-    seeding = randomness(sh(["dmesg"], check=False))     # read while the boot messages are in the log
-    marks = {"start": procacct.global_counters()} if job.get("proc_accounting") else None
-    load_modules(job)
-    available = check_congestion_controls(job)
-    if job.get("backend", "uml") == "uml" and job["switch"] == "ovs":
-        start_ovs()
-    n = len(job["flows"])
-    log(f"building dumbbell with {n} flow(s), {job['bottleneck']['rate_mbps']:g} Mbit/s bottleneck")
-    db = topology.build(n, job["switch"], job["mtu_bytes"])
+    run = Run(job=job, raw=raw, hooks=bench_hooks.for_job(job, raw, log), t_start=time.time())
+    start_services(run)
+    build_network(run)
     try:
-        applied = tune_tcp_memory(job, db) + configure(db, job)
-        record_socket_limits(db, raw)
-        timings["setup_s"] = round(time.time() - t_start, 3)
-        if profile is not None:
-            stop_driver_profile(profile, raw)
-        if marks is not None:
-            marks["setup_done"] = procacct.global_counters()
-        log("measuring base RTT of each path")
-        measure_base_rtt(db, job, raw)
-        log("starting receivers")
-        loss_cmds, loss_seeded = apply_loss(db, job)
-        applied += loss_cmds
-        servers = start_receivers(db, job, raw)
-        log("starting sampler")
-        until = time.time() + 60 + LEAD_S + job["duration_s"] + TAIL_S
-        sampler = start_samplers(db, job, raw, until)
-        captures = start_captures(db, job, raw) if job["capture"] == "bottleneck" else []
-        t0 = time.time() + LEAD_S
-        until = t0 + job["duration_s"] + TAIL_S
-        log(f"time zero in {t0 - time.time():.1f} s; run lasts {job['duration_s']:g} s")
-        acct = None
-        if marks is not None:
-            marks["samplers_started"] = procacct.global_counters()
-            acct = procacct.start_thread(job, raw, t0, TAIL_S)
-
-        def receiver_lowat(i):
-            rcvlowat.apply_when_connected(servers[i][0].pid, traffic.port(job["flows"][i]["flow"]),
-                                          job["receiver_lowat_bytes"], log)
-        executed, clients = run_schedule(db, job, raw, t0,
-                                         receiver_lowat if job.get("receiver_lowat_bytes") else None)
-        for proc, out in clients:
-            try:
-                proc.wait(timeout=max(5.0, until - time.time() + 30))
-            finally:
-                out.close()
-        failed = [f"flow {k + 1}: {p.stderr.read().decode(errors='replace').strip()}"
-                  for k, (p, _o) in enumerate(clients) if p.returncode != 0]
-        if acct is not None:
-            acct.join(timeout=30)
-        time.sleep(max(0.0, until - time.time()))
-        sampler.send_signal(signal.SIGTERM)
-        sampler.wait(timeout=30)
-        module_state(job, raw)
-        if loss_cmds:
-            loss_stats(db, job, raw)
-        stop_captures(captures, raw)
-        stop_receivers(servers)
-        timings["guest_s"] = round(time.time() - t_start, 3)
-        if marks is not None:
-            marks["experiment_done"] = procacct.global_counters()
-            procacct.write_atomic(raw / "procacct_marks.json", marks)
-        timeline = {"t0": t0, "lead_s": LEAD_S, "events": executed, "commands": applied,
-                    "bottleneck_intf": db.bottleneck_intf, "congestion_controls": available,
-                    "kernel_release": os.uname().release, "timings": timings, "loss_seeded": loss_seeded,
-                    "randomness": seeding,
-                    "flows": [{"flow": f["flow"], "sender_ip": topology.ip_of(db.senders[i]),
-                               "receiver_ip": topology.ip_of(db.receivers[i]),
-                               "port": traffic.port(f["flow"])} for i, f in enumerate(job["flows"])]}
-        tmp = raw / "timeline.json.tmp"
-        tmp.write_text(json.dumps(timeline, indent=1))
-        tmp.rename(raw / "timeline.json")
-        if failed:
-            log("sender(s) failed: " + "; ".join(failed))
+        shape_network(run)
+        measure_paths(run)
+        start_receivers_and_samplers(run)
+        run_flows(run)
+        collect(run)
+        if run.failed:
+            log("sender(s) failed: " + "; ".join(run.failed))
             return 3
         log("done")
         return 0
     finally:
-        if job.get("backend", "uml") == "uml":
-            # The guest powers off next and takes the network with it: Mininet's teardown (an
-            # `ip link del`, `ifconfig` or `brctl` process per interface and switch) would only
-            # cost the host CPU. On a native host it must run.
-            if job["switch"] == "ovs":
-                record_ovs_state(raw)
-        else:
-            db.net.stop()
+        finish_network(run)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,10 @@
 A sweep point's name (spec._point_name) is directory-safe and unambiguous but
 hard to read: `f1_cc=bbq__f2_cc=bbq__f1_rtt_ms=20__f2_rtt_ms=50`. Its label is
 written for people (figure captions, the report's tables) and is generated
-from the same sweep assignment at expand time:
+from the same sweep assignment at expand time (spec.expand; spec.labels_of
+gives a whole spec's):
 
     point_label(assignment, point_spec)   one point's label
-    labels_of(spec)                        {point name: label} of a validated spec
 
 `assignment` is the point's {dotted path: value}, zipped keys already split
 into their paths, in sweep order; `point_spec` is the spec with the
@@ -213,11 +213,3 @@ def point_label(assignment: dict, point_spec: dict = None) -> str:
             parts.append(text)
     return ", ".join(parts) or "base"
 
-
-def labels_of(spec: dict) -> dict:
-    """{point name: label} of every point of a validated spec (overrides applied), in run order."""
-    from . import spec as specmod   # spec.py imports this module
-    out = {}
-    for job in specmod.expand(spec):
-        out.setdefault(job["point"], job["point_label"])
-    return out

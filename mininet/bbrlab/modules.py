@@ -11,8 +11,8 @@ only name them are kept for the callers of this module.
     known()               congestion controls a spec may name (variants.known)
     parameters(variant)   the module parameters a variant accepts, by name
     needed(jobs)          the variants some runs use
-    for_job(job, backend) job["modules"] for the guest: built (uml) or found
-                          (native) .ko files with their parameters
+    for_job(job, backend) job["modules"] for the guest (Backend.modules): built (uml)
+                          or found (native) .ko files with their parameters
     describe(modules)     name, params and sha256 of each .ko, for run.json
 """
 import hashlib
@@ -21,7 +21,7 @@ import pathlib
 import subprocess
 
 from . import variants as registry
-from .backends import BackendError
+from .backends.errors import BackendError
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VARIANTS_DIR = REPO / "kernel" / "variants"
@@ -54,7 +54,7 @@ def needed(jobs) -> list:
 
 def params_of(job: dict, variant: str) -> dict:
     """The (validated, hence shared) module parameters of a variant in a run."""
-    return next(f.get("module_params", {}) for f in job["flows"] if f["cc"] == variant)
+    return next(f["module_params"] for f in job["flows"] if f["cc"] == variant)
 
 
 def native_dir() -> pathlib.Path:
@@ -83,11 +83,12 @@ def find_native(names: list) -> pathlib.Path:
 
 
 def for_job(job: dict, backend: str) -> list:
-    """[{"name", "path", "params"}] of the variants a run uses, ready for guest.load_modules()."""
+    """[{"name", "path", "params"}] of the variants a run uses, ready for guest.load_modules():
+    built for the testbed kernel (backend "uml") or found for this host's (any other: "native").
+    The backends' Backend.modules call it; ns-3 has none (its program has the variants compiled
+    in, backends/ns3/bbr_variants.h, and gets their parameters in raw/ns3.conf)."""
     names = needed([job])
-    if not names or backend == "ns3":
-        # ns-3 has no kernel modules: its program has the variants compiled in
-        # (backends/ns3/bbr_variants.h) and gets their parameters in raw/ns3.conf
+    if not names:
         return []
     directory = build(names) if backend == "uml" else find_native(names)
     return [{"name": n, "path": str((directory / f"{n}.ko").resolve()), "params": params_of(job, n)}

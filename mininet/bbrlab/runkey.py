@@ -18,11 +18,12 @@ flow sees or the analysis reads from the run's data:
                   relabelling a point is not a new run)
     run_key       spec.resolve_run's own digest of the whole job, which includes the above
 
-and two fields the runner adds when it runs the job (runner.execute), so that the key it
+and three fields the runner adds when it runs the job (runner.execute), so that the key it
 records in run.json ("run_key") is the pipeline's:
 
     backend       the results tree's (each backend has its own tree)
     modules       the variant modules loaded (the run's rule depends on their files)
+    guest         how the guest treats its kernel (Backend.guest_options: follows from backend)
 
 Comments in a spec file never reach the job. Everything else enters the key, including the
 profile, the seed, every flow's label (the analysis prints it) and the fidelity limits.
@@ -32,12 +33,16 @@ from __future__ import annotations
 import hashlib
 import json
 
-EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key", "backend", "modules"})
+from . import spec
+
+EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key", "backend", "modules", "guest"})
 
 
 def semantic(job: dict) -> dict:
-    """The job without the excluded top-level fields."""
-    return {k: v for k, v in job.items() if k not in EXCLUDED}
+    """The job without the excluded top-level fields, and without the defaults filled in after
+    run keys were in use where they hold their default (spec.without_unkeyed_defaults), so
+    those defaults left every run's key as it was."""
+    return {k: v for k, v in spec.without_unkeyed_defaults(job).items() if k not in EXCLUDED}
 
 
 def run_key(job: dict) -> str:

@@ -6,7 +6,9 @@ directory named like a run always holds a finished run. A failed run (guest
 crash, timeout, non-zero exit) is moved to `<dest>.failed/` with its console
 log and a run.json whose status is "failed", and RunFailed is raised.
 Before the boot, the BBR variant modules the flows use are built or found
-(modules.py) and handed to the guest in job["modules"].
+(Backend.modules, modules.py) and handed to the guest in job["modules"], with
+job["backend"] and job["guest"] (Backend.guest_options). The runner uses only the
+Backend interface (backends/base.py) and checks a backend once per process.
 """
 import json
 import os
@@ -17,6 +19,7 @@ import subprocess
 import time
 
 from . import backends, fidelity, modules, runkey, spec, tidy
+from .resources import default_timeout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -33,16 +36,6 @@ def git_revision() -> str:
         return rev.stdout.strip() + ("-dirty" if dirty else "") if rev.returncode == 0 else "unknown"
     except OSError:
         return "unknown"
-
-
-def default_timeout(job: dict) -> float:
-    """Generous bound on a run's wall time, to catch a hung testbed: set-up plus the run. On the
-    virtual clock the wall time is the run's host CPU cost (up to about 6 host CPU-s per
-    experiment-s, bench/results/) stretched by whatever else shares the host's cores, and no
-    result depends on it: 8 times the duration timed out a 20-s four-flow run at 100 Mbit/s on
-    a host with three other testbeds running, so the bound is 30 times."""
-    factor = 30.0 if job["clock"] == "virtual" else 1.5
-    return 180 + 10 * len(job["flows"]) + factor * job["duration_s"]
 
 
 def write_json(path: pathlib.Path, data: dict) -> None:
@@ -65,27 +58,40 @@ def run_summary(job: dict, testbed: dict, status: str, error=None) -> dict:
     return {
         "schema": 1, "status": status, "error": error,
         "experiment": job["name"], "point": job["point"], "repetition": job["repetition"],
-        "point_label": job.get("point_label", job["point"]),
-        "seed": job["seed"], "profile": job.get("profile"), "spec": job, "run_key": runkey.run_key(job),
+        "point_label": job["point_label"],
+        "seed": job["seed"], "profile": job["profile"], "spec": job, "run_key": runkey.run_key(job),
         "flows": [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": f["rtt_ms"], "start_s": f["start_s"],
                    "stop_s": f["stop_s"], "label": f["label"], "sender": f"snd{f['flow']}",
-                   "receiver": f"rcv{f['flow']}", "access_rate_mbps": f.get("access_rate_mbps")}
+                   "receiver": f"rcv{f['flow']}", "access_rate_mbps": f["access_rate_mbps"]}
                   for f in job["flows"]],
         "bottleneck": {"rate_mbps": bn["rate_mbps"], "buffer_bytes": bn["buffer_bytes_resolved"],
-                       "aqm": bn["aqm"]["kind"], "shaper": bn["shaper"], "loss_rate": bn.get("loss_rate", 0)},
-        "receivers": {"delayed_ack": job.get("delayed_ack", True)},
+                       "aqm": bn["aqm"]["kind"], "shaper": bn["shaper"], "loss_rate": bn["loss_rate"]},
+        "receivers": {"delayed_ack": job["delayed_ack"]},
         "testbed": testbed, "git_revision": git_revision(),
     }
 
 
-def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress=print, **backend_args) -> dict:
-    """Run one resolved run spec into directory `dest`; returns its run.json content."""
-    dest = pathlib.Path(dest).resolve()
+def checked_backend(backend_name: str, jobs, **backend_args) -> backends.Backend:
+    """The backend `backend_name`, its host checked (check) and every one of `jobs` accepted
+    (check_job), before anything is written or booted; raises BackendError otherwise."""
     backend = backends.get(backend_name, **backend_args)
     backend.check()
-    if hasattr(backend, "check_job"):
-        backend.check_job(job)       # e.g. the guest's memory: refused before anything is written or booted
-    job = dict(job, backend=backend_name, modules=modules.for_job(job, backend_name))
+    for job in jobs:
+        backend.check_job(job)
+    return backend
+
+
+def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress=print, backend=None,
+            **backend_args) -> dict:
+    """Run one resolved run spec into directory `dest`; returns its run.json content.
+
+    `backend`: a Backend whose check() and check_job(job) passed (run_spec_file's); without
+    one, the backend `backend_name` is made from backend_args and checked here, once."""
+    dest = pathlib.Path(dest).resolve()
+    if backend is None:
+        backend = checked_backend(backend_name, [job], **backend_args)
+    backend_name = backend.name
+    job = dict(job, backend=backend_name, modules=backend.modules(job), guest=backend.guest_options())
     tmp = dest.with_name(f".{dest.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -101,9 +107,10 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     testbed = dict(backend.describe(), clock=job["clock"], modules=modules.describe(job["modules"]), **host_info())
-    if hasattr(backend, "guest_mem_mb"):
-        testbed["guest_mem_mb"] = backend.guest_mem_mb(job)
-    timings = {"wall_s": round(result.wall_s, 3), "host_cpu_s": round(result.cpu_s, 3)}
+    guest_mem_mb = backend.guest_mem_mb(job)
+    if guest_mem_mb is not None:
+        testbed["guest_mem_mb"] = guest_mem_mb
+    timings = {"wall_s": round(result.wall_s, 3), "host_cpu_s": round(result.cpu_s, 3), **result.timings}
     error = None
     if result.timed_out:
         error = f"testbed timed out after {timeout_s:.0f} s"
@@ -125,7 +132,10 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     timeline = data["timeline"]
     testbed.update(kernel_release=timeline["kernel_release"], congestion_controls=timeline["congestion_controls"],
                    randomness=timeline.get("randomness"))
-    timings.update(timeline["timings"])
+    # The guest's set-up on its own clock as guest_setup_s (on the virtual clock set-up takes no
+    # guest time: 0.0); setup_s and boot_s are the host's wall seconds (the guest's phase marks).
+    timings.update({("guest_setup_s" if k == "setup_s" else k): v for k, v in timeline["timings"].items()})
+    timings.update(result.timings)
     timings["experiment_s"] = job["duration_s"]
     summary = run_summary(job, testbed, "ok")
     summary["timings"] = timings
@@ -156,16 +166,12 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
         jobs = [j for j in jobs if j["repetition"] == only_rep]
     if not jobs:
         raise spec.SpecError(f"{path}: no run matches point={only_point} repetition={only_rep}")
-    checked = backends.get(backend, **backend_args)
-    checked.check()
-    for job in jobs:                 # every run's resources, before the first boot
-        if hasattr(checked, "check_job"):
-            checked.check_job(job)
+    checked = checked_backend(backend, jobs, **backend_args)      # every run's resources, before the first boot
     summaries = []
     for k, job in enumerate(jobs, 1):
         progress(f"run {k}/{len(jobs)}")
         started = time.time()
-        summaries.append(execute(job, run_dir_name(out_root, job), backend, progress=progress, **backend_args))
+        summaries.append(execute(job, run_dir_name(out_root, job), progress=progress, backend=checked))
         progress(f"run {k}/{len(jobs)} took {time.time() - started:.0f} s")
     return summaries
 
@@ -180,7 +186,7 @@ def retidy(run_dir: pathlib.Path) -> str:
     meta = json.loads(meta_path.read_text())
     if meta.get("status") != "ok":
         return "skipped (a failed run)"
-    tidy.make_tidy(run_dir, meta["spec"])
+    tidy.make_tidy(run_dir, spec.complete(meta["spec"]))     # a run of an earlier revision may lack defaults
     meta["tidy_rewritten"] = {"git_revision": git_revision(),
                               "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     write_json(meta_path, meta)

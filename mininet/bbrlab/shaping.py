@@ -80,7 +80,7 @@ def _leaf(dev: str, parent: str, bottleneck: dict) -> list:
                   "avpkt", str(avpkt), "burst", str(burst),
                   "probability", f"{aqm['probability']:g}",
                   "bandwidth", _rate(bottleneck["rate_mbps"])]
-    if aqm.get("ecn"):
+    if aqm["ecn"]:
         cmd.append("ecn")
     return [cmd]
 

@@ -29,10 +29,14 @@ from . import labels, units, variants
 
 SCHEMA = yaml.safe_load((pathlib.Path(__file__).with_name("spec_schema.yaml")).read_text())
 
+# Every default of a run, in one place: resolve_run() fills each into every run, so the code
+# that reads a run (runner, guest, backends, tidy, fidelity) reads job[field] and never
+# restates a default. A run's sweep point, repetition, seed, flows' numbers and labels and the
+# bottleneck's derived sizes are filled there too.
 DEFAULTS = {
     "repetitions": 1,
     "seed": 1,
-    "clock": "real",
+    "clock": "virtual",         # the deterministic one: a run is a function of its spec and seed
     "sample_interval_s": 0.1,
     "queue_sample_interval_s": 0.05,
     "sender_qdisc": "fq",
@@ -42,8 +46,16 @@ DEFAULTS = {
     "offloads": "off",
     "capture": "none",
     "changes": [],
+    "delayed_ack": True,
+    "snapshot_at_s": None,      # no netlink snapshot
+    "access_rate_mbps": None,   # unlimited access links (each flow's own overrides it)
 }
-BOTTLENECK_DEFAULTS = {"shaper": "tbf", "aqm": {"kind": "droptail"}}
+BOTTLENECK_DEFAULTS = {"shaper": "tbf", "aqm": {"kind": "droptail"}, "loss_rate": 0}
+RED_DEFAULTS = {"ecn": False}   # aqm kind red only
+FLOW_DEFAULTS = {"start_s": 0.0, "module_params": {}}   # stop_s: the run's end; access_rate_mbps: the run's
+# Defaults that joined after run keys (run_key) were in use: a run that leaves them out is keyed
+# without them, so that every earlier run keeps its key (a spec that sets one is keyed with it).
+UNKEYED_DEFAULTS = ("delayed_ack", "snapshot_at_s", "access_rate_mbps")
 FIDELITY_DEFAULTS = {
     "base_rtt_tolerance_ms": 1.0,   # |measured - configured| base RTT per path
     "rate_tolerance": 0.05,         # |dequeue rate while backlogged / configured - 1|
@@ -137,6 +149,11 @@ def _validate_point_labels(spec: dict, raw: dict, profiles: dict, source) -> Non
 
 
 def validate(spec: dict, source="spec") -> None:
+    """Raise SpecError, naming `source`, the field and the reason, for the first problem of a
+    profile-merged spec: the schema (spec_schema.yaml), then the rules a schema cannot express
+    (one buffer size, RED's thresholds, whole-millisecond sample intervals, flow times inside the
+    run, known congestion controls and their shared module parameters, combinations of fields
+    that exclude each other, changes naming existing flows) and every sweep value applied."""
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(spec), key=lambda e: (len(e.path), list(map(str, e.path))))
     if errors:
@@ -302,29 +319,40 @@ def expand(spec: dict) -> list:
         if seen.setdefault(label, point) != point:
             raise SpecError(f"{spec.get('name', 'spec')}: points {seen[label]} and {point} have the same label"
                             f" {label!r}: give one of them its own in point_labels")
-        for rep in range(1, point_spec.get("repetitions", DEFAULTS["repetitions"]) + 1):
+        for rep in range(1, deep_merge(DEFAULTS, point_spec)["repetitions"] + 1):
             runs.append(resolve_run(point_spec, point, rep, assignment, label))
     return runs
+
+
+def labels_of(spec: dict) -> dict:
+    """{point name: label} of every point of a validated spec (point_labels applied, labels.py
+    otherwise), in run order."""
+    out = {}
+    for job in expand(spec):
+        out.setdefault(job["point"], job["point_label"])
+    return out
 
 
 def resolve_run(spec: dict, point: str, repetition: int, assignment=None, label=None) -> dict:
     """Fill defaults and derived quantities into one run's spec.
 
     The point's label does not enter run_key: relabelling a point is not a new run."""
-    run = deep_merge(DEFAULTS, spec)
-    run["bottleneck"] = deep_merge(BOTTLENECK_DEFAULTS, spec["bottleneck"])
+    keyed = {k: v for k, v in DEFAULTS.items() if k not in UNKEYED_DEFAULTS}
+    run = deep_merge(keyed, spec)
+    run["bottleneck"] = deep_merge({k: v for k, v in BOTTLENECK_DEFAULTS.items() if k != "loss_rate"},
+                                   spec["bottleneck"])
     run["fidelity"] = deep_merge(FIDELITY_DEFAULTS, spec.get("fidelity", {}))
     run["point"] = point
     run["sweep_values"] = assignment or {}
     run["repetition"] = repetition
-    run["seed"] = spec.get("seed", DEFAULTS["seed"]) + repetition - 1
+    run["seed"] = run["seed"] + repetition - 1
     flows = []
     for entry in spec["flows"]:
         for _ in range(entry.get("count", 1)):
             flow = {k: v for k, v in entry.items() if k != "count"}
-            flow.setdefault("start_s", 0.0)
+            flow.setdefault("start_s", FLOW_DEFAULTS["start_s"])
             flow.setdefault("stop_s", spec["duration_s"])
-            flow.setdefault("module_params", {})
+            flow.setdefault("module_params", copy.deepcopy(FLOW_DEFAULTS["module_params"]))
             if "access_rate_mbps" in spec:
                 flow.setdefault("access_rate_mbps", spec["access_rate_mbps"])
             flow["flow"] = len(flows) + 1
@@ -338,4 +366,44 @@ def resolve_run(spec: dict, point: str, repetition: int, assignment=None, label=
     bn.setdefault("burst_bytes", units.burst_bytes(bn["rate_mbps"], mtu))
     run["run_key"] = hashlib.sha256(json.dumps(run, sort_keys=True).encode()).hexdigest()[:12]
     run["point_label"] = label or point
+    return complete(run)
+
+
+def without_unkeyed_defaults(run: dict) -> dict:
+    """A copy of a resolved run without the defaults that joined after run keys were in use
+    (UNKEYED_DEFAULTS, bottleneck.loss_rate, red's aqm.ecn, each flow's access_rate_mbps) where
+    they hold their default value: what a content key hashes, so that a run keeps the key it had
+    before those defaults were filled in (runkey.py)."""
+    out = {k: v for k, v in run.items() if not (k in UNKEYED_DEFAULTS and v == DEFAULTS[k])}
+    if "bottleneck" in run:
+        bn = {k: v for k, v in run["bottleneck"].items()
+              if not (k == "loss_rate" and v == BOTTLENECK_DEFAULTS["loss_rate"])}
+        if isinstance(bn.get("aqm"), dict) and bn["aqm"].get("ecn") is RED_DEFAULTS["ecn"]:
+            bn["aqm"] = {k: v for k, v in bn["aqm"].items() if k != "ecn"}
+        out["bottleneck"] = bn
+    if "flows" in run:
+        out["flows"] = [{k: v for k, v in f.items() if not (k == "access_rate_mbps" and v is None)}
+                        for f in run["flows"]]
+    return out
+
+
+def complete(run: dict) -> dict:
+    """Fill into a resolved run (in place; also returned) every default it lacks: the unkeyed ones
+    of resolve_run, and, for a run resolved by an earlier revision (retidy of its run.json), any
+    default added since. A field already present is left alone."""
+    for key, value in DEFAULTS.items():
+        run.setdefault(key, copy.deepcopy(value))
+    bn = run["bottleneck"]
+    for key, value in BOTTLENECK_DEFAULTS.items():
+        bn.setdefault(key, copy.deepcopy(value))
+    if bn["aqm"]["kind"] == "red":
+        for key, value in RED_DEFAULTS.items():
+            bn["aqm"].setdefault(key, value)
+    for flow in run["flows"]:
+        for key, value in FLOW_DEFAULTS.items():
+            flow.setdefault(key, copy.deepcopy(value))
+        flow.setdefault("stop_s", run["duration_s"])
+        flow.setdefault("access_rate_mbps", run["access_rate_mbps"])
+    run.setdefault("point_label", run.get("point", "base"))
+    return run
     return run

@@ -190,7 +190,7 @@ def make_tidy(run_dir: pathlib.Path, job: dict) -> dict:
     write_csv(out / "tcp.csv", TCP_COLUMNS, tcp)
     write_csv(out / "queue.csv", QUEUE_COLUMNS, queue)
     data = {"goodput": goodput, "tcp": tcp, "queue": queue, "timeline": timeline}
-    if job.get("capture") == "bottleneck":
+    if job["capture"] == "bottleneck":
         times = [rec["t"] for rec, _root in qdisc]
         data["flow_queue"], data["capture"] = capture.flow_backlog_rows(raw, timeline["flows"], t0, times)
         write_csv(out / "flow_queue.csv", capture.FLOW_QUEUE_COLUMNS, data["flow_queue"])

@@ -44,6 +44,6 @@ def client_cmd(flow: dict, server_ip: str, name: str = "bulk") -> list:
 def schedule(job: dict) -> list:
     """Timed events (seconds after time zero), in order: flow starts and path changes."""
     events = [(f["start_s"], 0, "start", f["flow"], None) for f in job["flows"]]
-    events += [(c["at_s"], 1, "rtt", c["flow"], c["rtt_ms"]) for c in job.get("changes", [])]
+    events += [(c["at_s"], 1, "rtt", c["flow"], c["rtt_ms"]) for c in job["changes"]]
     return [{"at_s": at, "kind": kind, "flow": flow, "value": value}
             for at, _prio, kind, flow, value in sorted(events, key=lambda e: (e[0], e[1], e[3]))]

@@ -73,7 +73,7 @@ TCP_MEMORY_IN_BASE_BYTES = 128 * 2**20
 def window_bytes(job: dict) -> int:
     """Most bytes one flow can have in flight: the bottleneck buffer plus the BDP of the longest path."""
     bn = job["bottleneck"]
-    rtt = max([f["rtt_ms"] for f in job["flows"]] + [c.get("rtt_ms", 0) for c in job.get("changes", [])])
+    rtt = max([f["rtt_ms"] for f in job["flows"]] + [c["rtt_ms"] for c in job["changes"]])
     return bn["buffer_bytes_resolved"] + bdp_bytes(bn["rate_mbps"], rtt)
 
 

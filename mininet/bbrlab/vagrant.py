@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import sys
 
-from . import backends, runner, spec
+from . import backends, resources, runner, spec
 
 VM_REPO = "/vagrant"          # the Vagrantfile's synced folder
 
@@ -70,7 +70,7 @@ def run(spec_path: str, profile: str, out_root: str, point: str, rep: int, timeo
         raise backends.BackendError("vagrant is not on the PATH (Debian package vagrant; see Vagrantfile)")
     job = run_job(spec_path, profile, point, rep)
     rel = runner.run_dir_name(out_root, job)
-    timeout_s = timeout_s or runner.default_timeout(job) + 300
+    timeout_s = timeout_s or resources.default_timeout(job) + 300
     remote = remote_run_command(spec_path, profile, out_root, point, rep)
     progress(f"[{job['name']}/{point}/rep{rep}] in the Vagrant VM: {remote}")
     sys.stdout.flush()

@@ -5,98 +5,38 @@
     native  runs on this host's kernel as root, after checking it can
     ns3     simulates the dumbbell in ns-3 instead (ns3_backend.py)
 
-Each takes a prepared run directory (job.json inside) and returns a
-GuestResult; the host side (runner.py) does the rest.
+Each is a subclass of base.Backend (the interface and its contracts); it takes a
+prepared run directory (job.json inside) and returns a GuestResult; the host side
+(runner.py) does the rest. tether.py is not a backend: the script every backend's
+testbed runs under (base.tethered).
 """
-import os
-import pathlib
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
+from .base import TETHER, Backend, GuestResult, build_guest_programs, tethered  # noqa: F401
+from .errors import BackendError
 
-TETHER = pathlib.Path(__file__).with_name("tether.py")
+NAMES = ("uml", "native", "ns3")      # the registered backends; backend_class() knows each
 
 
-class BackendError(RuntimeError):
-    """The backend cannot run here; the message says what is missing and how to fix it."""
-
-
-@dataclass
-class GuestResult:
-    exit_status: int           # guest experiment's exit status, -1 if it never reported one
-    timed_out: bool
-    wall_s: float
-    cpu_s: float               # host CPU seconds (user + system) of the testbed
-    console: str               # path of the console log
-
-
-def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=None):
-    """Run `cmd` under a tether (tether.py), output to the open file `out`, at most `timeout_s`.
-
-    The testbed dies with this process however it ends (SIGKILL too: the tether sees
-    the pipe close), and on the timeout. Returns (exit code, rusage of the tether and
-    everything it reaped, timed_out)."""
-    r, w = os.pipe()
-    args = [sys.executable, "-S", str(TETHER), str(r)]
-    if rmtree:
-        args += ["--rmtree", str(rmtree)]
-    if after:
-        args += ["--after", after]
-    try:
-        proc = subprocess.Popen(args + ["--", *map(str, cmd)], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, pass_fds=(r,), cwd=cwd, env=env)
-    finally:
-        os.close(r)
-    timed_out = False
-    try:
-        deadline = time.time() + timeout_s
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.time() > deadline:
-                timed_out = True
-                os.write(w, b"k")
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.2)
-    except BaseException:
-        # Ctrl-C, SIGTERM turned into SystemExit, ...: the closed pipe tells the tether to kill.
-        os.close(w)
-        w = None
-        try:
-            proc.wait(timeout=30)
-        except BaseException:  # noqa: BLE001 - a second interrupt: the tether still sees the pipe closed
-            pass
-        raise
-    finally:
-        if w is not None:
-            os.close(w)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage, timed_out
-
-
-def build_guest_programs(*names) -> None:
-    """The project's C programs the testbed runs (guest_programs.py: the flows' two ends, the
-    UML guest's init), compiled on the host unless up to date: the uml and native backends'
-    check(), before any testbed starts."""
-    from .. import guest_programs
-    try:
-        for name in names:
-            guest_programs.build(name)
-    except guest_programs.ProgramBuildError as err:
-        raise BackendError(str(err)) from None
-
-
-def get(name: str, **kwargs):
+def backend_class(name: str) -> type:
+    """The Backend subclass registered under `name` (imported only when asked for: the
+    ns-3 and native modules are not needed to run on uml)."""
     if name == "uml":
         from .uml import UmlBackend
-        return UmlBackend(**kwargs)
+        return UmlBackend
     if name == "native":
         from .native import NativeBackend
-        return NativeBackend(**kwargs)
+        return NativeBackend
     if name == "ns3":
         from .ns3_backend import Ns3Backend
-        return Ns3Backend(**kwargs)
-    raise BackendError(f"unknown backend {name!r} (choose uml, native or ns3)")
+        return Ns3Backend
+    raise BackendError(f"unknown backend {name!r} (choose {', '.join(NAMES)})")
+
+
+def get(name: str, **kwargs) -> Backend:
+    """An instance of the backend `name`, not yet checked (call its check())."""
+    return backend_class(name)(**kwargs)
+
+
+def is_simulated(name: str) -> bool:
+    """Whether the backend `name` simulates the network (Backend.simulated); unknown or
+    missing names (a run before backends were recorded) are not simulated."""
+    return name in NAMES and backend_class(name).simulated

@@ -14,7 +14,9 @@ import subprocess
 import sys
 import time
 
-from . import BackendError, GuestResult, build_guest_programs, tethered
+from .. import cleanup, modules, phases
+from .base import Backend, GuestResult, build_guest_programs, tethered
+from .errors import BackendError
 
 PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
 QDISCS = {"netem": ["netem", "delay", "1ms"], "fq": ["fq"], "tbf": ["tbf", "rate", "1mbit", "burst", "3000", "limit", "3000"],
@@ -60,18 +62,23 @@ def missing_prerequisites() -> list:
     return missing
 
 
-class NativeBackend:
+class NativeBackend(Backend):
     name = "native"
 
     def __init__(self, **_ignored):
         pass
 
     def check(self) -> None:
+        """missing_prerequisites() is empty; the flows' bulk program built."""
         missing = missing_prerequisites()
         if missing:
             raise BackendError("the native backend cannot run on this host:\n  - " + "\n  - ".join(missing)
                                + "\nuse the default uml backend, or a host/VM that has these (see Vagrantfile)")
         build_guest_programs("bulk")
+
+    def modules(self, job: dict) -> list:
+        """The run's variant modules as built for this host's kernel (refused when missing)."""
+        return modules.for_job(job, "native")
 
     def describe(self) -> dict:
         return {"backend": self.name, "kernel_release": os.uname().release}
@@ -84,12 +91,12 @@ class NativeBackend:
         return [sys.executable, "-m", "bbrlab.guest", str(run_dir)]
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
-        from .. import cleanup
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"
         raw.mkdir(exist_ok=True)
         console = raw / "console.log"
         env = dict(os.environ, PYTHONPATH=str(PACKAGE_PARENT))
+        console_times = phases.ConsoleTimes(console)
         start = time.time()
         with open(console, "w") as out:
             # leftovers of an earlier run that was killed would collide with this one's names
@@ -98,6 +105,9 @@ class NativeBackend:
             # The tether kills the guest's process group and then runs the cleanup: after the
             # run, on the timeout, and when the runner is killed (SIGKILL included).
             status, usage, timed_out = tethered(self.guest_command(run_dir), out, timeout_s, env=env,
+                                                on_poll=console_times.poll,
                                                 after=self.cleanup_command())
+        end = time.time()
         return GuestResult(exit_status=-1 if timed_out else status, timed_out=timed_out,
-                           wall_s=time.time() - start, cpu_s=usage.ru_utime + usage.ru_stime, console=str(console))
+                           wall_s=end - start, cpu_s=usage.ru_utime + usage.ru_stime, console=str(console),
+                           timings=console_times.timings(start))

@@ -134,7 +134,8 @@ import subprocess
 import time
 
 from .. import stamped_build, traffic, units, variants
-from . import BackendError, GuestResult, tethered
+from .base import Backend, GuestResult, tethered
+from .errors import BackendError
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 SOURCE = pathlib.Path(__file__).resolve().with_name("ns3") / "dumbbell.cc"
@@ -195,26 +196,26 @@ def refusals(job: dict) -> list:
         if flow["cc"] not in congestion_controls():
             out.append(f"{where}.cc: {flow['cc']!r} is not available in ns-3 (it has "
                        f"{', '.join(congestion_controls())}; the other variants exist only as Linux kernel modules)")
-        elif flow.get("module_params") and flow["cc"] not in ns3_variants():
+        elif flow["module_params"] and flow["cc"] not in ns3_variants():
             out.append(f"{where}.module_params: {flow['module_params']} ({flow['cc']} has no parameters)")
-        elif flow.get("module_params"):
+        elif flow["module_params"]:
             for param, reason in variants.param_problems(flow["cc"], flow["module_params"]):
                 out.append(f"{where}.module_params{'.' + param if param else ''}: {reason}")
     bn = job["bottleneck"]
     if bn["aqm"]["kind"] not in ("droptail", "red"):
         out.append(f"bottleneck.aqm.kind: {bn['aqm']['kind']!r} (this backend has droptail and red)")
-    if bn["aqm"].get("ecn"):
+    if bn["aqm"]["kind"] == "red" and bn["aqm"]["ecn"]:
         out.append("bottleneck.aqm.ecn: true (ECN is not set up on this backend's senders yet)")
-    if bn.get("burst_bytes") != units.burst_bytes(bn["rate_mbps"], job["mtu_bytes"]):
+    if bn["burst_bytes"] != units.burst_bytes(bn["rate_mbps"], job["mtu_bytes"]):
         out.append(f"bottleneck.burst_bytes: {bn['burst_bytes']} (ns-3's link serialises each packet at the rate;"
                    " it has no token bucket to size)")
-    if job.get("capture", "none") != "none":
+    if job["capture"] != "none":
         out.append(f"capture: {job['capture']!r} (header captures are a kernel-testbed tool)")
-    if job.get("snapshot_at_s") is not None:
+    if job["snapshot_at_s"] is not None:
         out.append("snapshot_at_s: netlink snapshots exist only on the kernel testbed")
-    if job.get("offloads", "off") != "off":
+    if job["offloads"] != "off":
         out.append(f"offloads: {job['offloads']!r} (ns-3 has no segmentation offloads)")
-    if job.get("rtt_on", "ingress") not in RTT_PLACEMENTS:
+    if job["rtt_on"] not in RTT_PLACEMENTS:
         out.append(f"rtt_on: {job['rtt_on']!r} (ns-3 has no TCP Small Queues to couple; accepted: "
                    f"{', '.join(RTT_PLACEMENTS)})")
     return out
@@ -268,7 +269,7 @@ def variant_params(flow: dict) -> dict:
     if flow["cc"] not in ns3_variants():
         return {}
     params = {name: p["default"] for name, p in variants.parameters(flow["cc"]).items()}
-    params.update(flow.get("module_params") or {})
+    params.update(flow["module_params"])
     return {name: int(value) for name, value in params.items()}
 
 
@@ -281,8 +282,8 @@ def config_lines(job: dict, out_dir: pathlib.Path) -> list:
         "out_dir": out_dir, "flows": len(job["flows"]), "mtu_bytes": mtu, "mss_bytes": mtu - 40,
         "lead_s": lead_s(job), "duration_s": job["duration_s"], "tail_s": TAIL_S,
         "sample_interval_s": job["sample_interval_s"], "queue_sample_interval_s": job["queue_sample_interval_s"],
-        "bottleneck_rate_bps": bn["rate_mbps"] * 1e6, "buffer": buffer, "loss_rate": bn.get("loss_rate", 0),
-        "pace_all": int(job["sender_qdisc"] == "fq"), "delack_count": 2 if job.get("delayed_ack", True) else 1,
+        "bottleneck_rate_bps": bn["rate_mbps"] * 1e6, "buffer": buffer, "loss_rate": bn["loss_rate"],
+        "pace_all": int(job["sender_qdisc"] == "fq"), "delack_count": 2 if job["delayed_ack"] else 1,
         "delack_timeout_ms": DELACK_TIMEOUT_MS,
         "seed": job["seed"], "socket_buffer_bytes": socket_buffer_bytes(job), "fast_link_bps": FAST_LINK_BPS,
         "ping_interval_s": PING_INTERVAL_S, "ping_stop_s": ping_stop_s(job),
@@ -293,17 +294,18 @@ def config_lines(job: dict, out_dir: pathlib.Path) -> list:
     for f in job["flows"]:
         k = f"flow.{f['flow']}."
         conf.update({k + "cc": f["cc"], k + "rtt_ms": f["rtt_ms"], k + "start_s": f["start_s"],
-                     k + "stop_s": f["stop_s"], k + "access_rate_bps": (f.get("access_rate_mbps") or 0) * 1e6})
+                     k + "stop_s": f["stop_s"], k + "access_rate_bps": (f["access_rate_mbps"] or 0) * 1e6})
         conf.update({f"{k}param.{name}": value for name, value in variant_params(f).items()})
-    conf["changes"] = len(job.get("changes", []))
-    for k, change in enumerate(job.get("changes", []), 1):
+    conf["changes"] = len(job["changes"])
+    for k, change in enumerate(job["changes"], 1):
         conf.update({f"change.{k}.at_s": change["at_s"], f"change.{k}.flow": change["flow"],
                      f"change.{k}.rtt_ms": change["rtt_ms"]})
     return [f"{key}={value:.17g}" if isinstance(value, float) else f"{key}={value}" for key, value in conf.items()]
 
 
-class Ns3Backend:
+class Ns3Backend(Backend):
     name = "ns3"
+    simulated = True
 
     def __init__(self, build_dir=None, cc_trace=False, linux_rate_interval=False, linux_losses=False,
                  rules="ns3", **_ignored):
@@ -358,6 +360,7 @@ class Ns3Backend:
 
     # ------------------------------------------------------------------ backend interface
     def check(self) -> None:
+        """ns-3's headers and a C++ compiler are installed; the program compiled."""
         missing = []
         if not HEADER.is_file():
             missing.append(f"ns-3 headers not found ({HEADER}): apt-get install libns3-dev")
@@ -368,6 +371,7 @@ class Ns3Backend:
         self.build()
 
     def check_job(self, job: dict) -> None:
+        """refusals(job), all of them in one message."""
         problems = refusals(job)
         if problems:
             raise BackendError(f"{job.get('name', 'run')}/{job.get('point', 'base')}: the ns3 backend cannot run"
@@ -381,7 +385,6 @@ class Ns3Backend:
                 "program_sha256": hashlib.sha256(program.read_bytes()).hexdigest() if program else None}
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
-        self.check_job(job)
         program = self.build()
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"

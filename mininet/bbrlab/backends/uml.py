@@ -44,8 +44,9 @@ import shutil
 import tempfile
 import time
 
-from . import BackendError, GuestResult, build_guest_programs, tethered
-from .. import guest_programs
+from .. import guest_programs, modules, phases, resources, units
+from .base import Backend, GuestResult, build_guest_programs, tethered
+from .errors import BackendError
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
@@ -76,7 +77,7 @@ def compile_package() -> None:
     compileall.compile_dir(str(PACKAGE_DIR), quiet=2)
 
 
-class UmlBackend:
+class UmlBackend(Backend):
     name = "uml"
 
     def __init__(self, kernel=None, mem_mb=None, seed_guest=True):
@@ -85,7 +86,7 @@ class UmlBackend:
         self.seed_guest = seed_guest
 
     def guest_mem_mb(self, job: dict) -> int:
-        from .. import resources
+        """mem= of the guest: as given to the constructor, else sized from the run (resources.py)."""
         return self.mem_mb or resources.guest_mem_mb(job)
 
     def check_job(self, job: dict, meminfo="/proc/meminfo") -> None:
@@ -93,7 +94,6 @@ class UmlBackend:
         need = self.guest_mem_mb(job)
         available = mem_available_mb(meminfo)
         if available is not None and need > available:
-            from .. import units
             raise BackendError(
                 f"{job.get('name', 'run')}/{job.get('point', 'base')}: the testbed guest needs {need} MB of memory"
                 f" (bottleneck buffer {job['bottleneck']['buffer_bytes_resolved'] / 1e6:g} MB, up to"
@@ -102,6 +102,8 @@ class UmlBackend:
                 " Run it on a host with more free memory, or make the buffer smaller.")
 
     def check(self) -> None:
+        """The testbed kernel is there and executable, setarch for a seeded guest, the guest's
+        C programs built."""
         if not self.kernel.is_file():
             raise BackendError(f"testbed kernel not found: {self.kernel}\n"
                                "build it with: kernel/build-uml.sh   (or: snakemake build/kernel/linux)")
@@ -111,6 +113,15 @@ class UmlBackend:
             raise BackendError("setarch not found (util-linux): a seeded testbed runs with the host's address-space"
                                " randomisation off; install util-linux")
         build_guest_programs("bulk", "guest_init")
+
+    def modules(self, job: dict) -> list:
+        """The run's variant modules, built for the testbed kernel (kernel/build-variants.sh)."""
+        return modules.for_job(job, "uml")
+
+    def guest_options(self) -> dict:
+        """The kernel is the run's own: offloads by ioctl, Open vSwitch started in the guest, no
+        teardown (the guest powers off)."""
+        return {"offloads_by_ioctl": True, "start_ovs": True, "teardown": False}
 
     def describe(self) -> dict:
         release = self.kernel.parent / "release"
@@ -138,21 +149,21 @@ class UmlBackend:
         return cmd
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
-        self.check()
-        self.check_job(job)
         compile_package()
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"
         raw.mkdir(exist_ok=True)
         console = raw / "console.log"
         uml_dir = tempfile.mkdtemp(prefix="bbrlab-uml-")
-        cmd = self.command(run_dir, job.get("clock", "real"), uml_dir, self.guest_mem_mb(job), job.get("seed"))
+        cmd = self.command(run_dir, job["clock"], uml_dir, self.guest_mem_mb(job), job["seed"])
+        console_times = phases.ConsoleTimes(console)
         start = time.time()
         try:
             with open(console, "wb") as out:
                 out.write(("host: " + " ".join(cmd) + "\n").encode())
                 out.flush()
-                _code, usage, timed_out = tethered(cmd, out, timeout_s, cwd=uml_dir, rmtree=uml_dir)
+                _code, usage, timed_out = tethered(cmd, out, timeout_s, cwd=uml_dir, rmtree=uml_dir,
+                                                   on_poll=console_times.poll)
         finally:
             shutil.rmtree(uml_dir, ignore_errors=True)
         exit_file = run_dir / "guest_exit"
@@ -160,5 +171,7 @@ class UmlBackend:
         if timed_out:
             with open(console, "a") as out:
                 out.write(f"\nhost: testbed killed after the {timeout_s:.0f}-s timeout\n")
-        return GuestResult(exit_status=exit_status, timed_out=timed_out, wall_s=time.time() - start,
-                           cpu_s=usage.ru_utime + usage.ru_stime, console=str(console))
+        end = time.time()
+        return GuestResult(exit_status=exit_status, timed_out=timed_out, wall_s=end - start,
+                           cpu_s=usage.ru_utime + usage.ru_stime, console=str(console),
+                           timings=console_times.timings(start))
