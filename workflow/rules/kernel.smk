@@ -18,7 +18,9 @@ rule kernel:
     log:
         "build/kernel.log",
     shell:
-        "JOBS={threads} kernel/build-uml.sh build/kernel > {log} 2>&1 || (tail -30 {log}; exit 1)"
+        # Under the build directory's lock (as tests/conftest.py's kernel fixture): one build at a time.
+        "mkdir -p build/kernel && JOBS={threads} flock build/kernel/.build.lock kernel/build-uml.sh build/kernel "
+        "> {log} 2>&1 || (tail -30 {log}; exit 1)"
 
 
 rule variant_params:
