@@ -11,11 +11,16 @@ Layout::
 
 Contract:
 
-- An entry is keyed by (experiment, point, repetition) and carries the run's key
-  (`run_key`: the hash of its resolved run spec, recorded in run.json). A lookup
-  with the current key finds the entry only when the keys are equal; an entry
-  whose key differs is *stale* (its spec changed since it was archived): it is
-  reported as such and rerun, never reused.
+- An entry is keyed by (experiment, point, repetition) and carries the run's keys
+  (bbrlab/runkey.py, recorded in run.json): `run_key`, the hash of its resolved
+  run spec, and `modules_key`, the hash of the sources of the variant modules it
+  loads. A lookup with the current keys finds the entry only when both are
+  equal; an entry whose keys differ is *stale* (its spec or a module it loads
+  changed since it was archived): it is reported as such and rerun, never
+  reused. The testbed kernel is not keyed: run.json records its release and
+  the kernel's inputs, and a kernel change that alters what existing congestion
+  controls see must say so and rerun the archive (kernel/patches/ are meant to
+  add hooks, not to change behaviour).
 - Only complete runs are archived (a run directory with run.json; failed runs,
   which have no tidy data, are not). Runs the fidelity checks judged invalid are
   archived with `valid` false: the report lists them and never averages them in.
@@ -45,7 +50,7 @@ import tarfile
 import time
 
 MANIFEST = "manifest.csv"
-MANIFEST_COLUMNS = ["experiment", "point", "repetition", "seed", "run_key", "profile", "status", "valid",
+MANIFEST_COLUMNS = ["experiment", "point", "repetition", "seed", "run_key", "modules_key", "profile", "status", "valid",
                     "failed_checks", "git_revision", "host", "wall_s", "host_cpu_s", "experiment_s",
                     "resolution", "archived_at", "bytes", "sha256"]
 RESOLUTION = "full"
@@ -114,7 +119,8 @@ def _row(meta: dict, blob: bytes) -> dict:
     timings = meta.get("timings") or {}
     return {
         "experiment": meta["experiment"], "point": meta["point"], "repetition": int(meta["repetition"]),
-        "seed": meta.get("seed"), "run_key": meta.get("run_key") or "", "profile": meta.get("profile") or "",
+        "seed": meta.get("seed"), "run_key": meta.get("run_key") or "",
+        "modules_key": meta.get("modules_key") or "", "profile": meta.get("profile") or "",
         "status": meta.get("status"), "valid": str(bool(fid.get("valid"))).lower(),
         "failed_checks": "; ".join(f"{c['name']} {c['subject']}" for c in fid.get("checks", []) if not c.get("ok")),
         "git_revision": meta.get("git_revision") or "", "host": (meta.get("testbed") or {}).get("host") or "",
@@ -173,13 +179,20 @@ def add(archive, run_dirs, progress=print) -> dict:
     return counts
 
 
-def lookup(archive, experiment, point, repetition, run_key):
-    """("fresh", row) when the archive holds this run with this key, ("stale", row) when it holds
-    it with another key, (None, None) when it does not hold it."""
+def lookup(archive, experiment, point, repetition, run_key, modules_key=""):
+    """("fresh", row) when the archive holds this run with these keys, ("stale", row) when it
+    holds it with other keys, (None, None) when it does not hold it."""
     row = read_manifest(archive).get((experiment, point, int(repetition)))
     if row is None:
         return None, None
-    return ("fresh" if row["run_key"] == run_key else "stale"), row
+    fresh = row["run_key"] == run_key and row["modules_key"] == (modules_key or "")
+    return ("fresh" if fresh else "stale"), row
+
+
+def lookup_job(archive, job: dict):
+    """lookup() for a resolved run spec, with its keys computed from this checkout."""
+    from . import runkey
+    return lookup(archive, job["name"], job["point"], job["repetition"], runkey.run_key(job), runkey.modules_key(job))
 
 
 def restore(archive, row: dict, dest) -> pathlib.Path:

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pathlib
+import re
 
-from . import spec
+from . import spec, variants
 
 EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key", "backend", "modules", "guest"})
 
@@ -48,4 +50,42 @@ def semantic(job: dict) -> dict:
 def run_key(job: dict) -> str:
     """The run's content key: 64 hex digits, the same for equal semantic fields in any order."""
     text = json.dumps(semantic(job), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ---- the source of the variant modules a run loads ----
+
+VARIANTS_DIR = pathlib.Path(__file__).resolve().parents[2] / "kernel" / "variants"
+_INCLUDE = re.compile(r'^\+\s*#\s*include\s+"([\w.-]+\.h)"', re.M)
+
+
+def variant_headers(variant: str, variants_dir=VARIANTS_DIR) -> list:
+    """The kernel/variants/*.h files a variant's patch includes (its generated <variant>_params.h
+    is not one: it comes from the registry entry), sorted; [] when the patch is missing."""
+    variants_dir = pathlib.Path(variants_dir)
+    patch = variants_dir / f"{variant}.patch"
+    if not patch.is_file():
+        return []
+    return sorted({variants_dir / n for n in _INCLUDE.findall(patch.read_text()) if (variants_dir / n).is_file()})
+
+
+def module_source_key(variant: str, variants_dir=VARIANTS_DIR) -> str:
+    """sha256 (hex) of what a variant module is built from in this repository: its patch, the
+    headers the patch includes and its parameters in the registry. (The kernel's own tcp_bbr.c
+    it patches comes with the testbed kernel, recorded separately in run.json's testbed.)"""
+    variants_dir = pathlib.Path(variants_dir)
+    h = hashlib.sha256()
+    for path in [variants_dir / f"{variant}.patch", *variant_headers(variant, variants_dir)]:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(json.dumps(variants.parameters(variant), sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def modules_key(job: dict, variants_dir=VARIANTS_DIR) -> str:
+    """One digest of the sources of every variant module the run loads ("" when it loads none):
+    with run_key, what makes an archived run current (bbrlab/archive.py)."""
+    names = sorted({f["cc"] for f in job["flows"]} - set(variants.built_in()))
+    if not names:
+        return ""
+    text = ";".join(f"{n}={module_source_key(n, variants_dir)}" for n in names)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -18,7 +18,8 @@ import socket
 import subprocess
 import time
 
-from . import backends, fidelity, modules, runkey, spec, tidy
+from . import archive, backends, fidelity, modules, runkey, spec, tidy
+from .progress import RunProgress
 from .resources import default_timeout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -60,6 +61,7 @@ def run_summary(job: dict, testbed: dict, status: str, error=None) -> dict:
         "experiment": job["name"], "point": job["point"], "repetition": job["repetition"],
         "point_label": job["point_label"],
         "seed": job["seed"], "profile": job["profile"], "spec": job, "run_key": runkey.run_key(job),
+        "modules_key": runkey.modules_key(job),
         "flows": [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": f["rtt_ms"], "start_s": f["start_s"],
                    "stop_s": f["stop_s"], "label": f["label"], "sender": f"snd{f['flow']}",
                    "receiver": f"rcv{f['flow']}", "access_rate_mbps": f["access_rate_mbps"]}
@@ -99,8 +101,13 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     timeout_s = timeout_s or default_timeout(job)
     progress(f"[{job['name']}/{job['point']}/rep{job['repetition']}] booting {backend_name} testbed "
              f"({job['clock']} clock, {job['duration_s']:g} s run, timeout {timeout_s:.0f} s)")
+    # A long run reports how far it got (read on the host from the sampler's file; nothing in the
+    # guest): every BBRLAB_PROGRESS_S seconds of wall time (default 60; 0: never).
+    interval_s = float(os.environ.get("BBRLAB_PROGRESS_S", "60"))
     try:
-        result = backend.execute(tmp, job, timeout_s)
+        with RunProgress(tmp, job["duration_s"], f"{job['name']}/{job['point']}/rep{job['repetition']}",
+                         emit=progress, interval_s=0 if backend.simulated else interval_s):
+            result = backend.execute(tmp, job, timeout_s)
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): the backend has killed the testbed; nothing half-done stays.
         # (A SIGKILL leaves the hidden directory, which the next attempt of this run removes.)
@@ -156,8 +163,10 @@ def run_dir_name(root, job: dict) -> pathlib.Path:
 
 
 def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_point=None,
-                  only_rep=None, progress=print, **backend_args) -> list:
-    """All runs of a spec file (validated up front), one after the other."""
+                  only_rep=None, progress=print, archive=None, **backend_args) -> list:
+    """All runs of a spec file (validated up front), one after the other. With `archive` (a
+    results archive directory, bbrlab/archive.py) a run the archive holds with this checkout's
+    keys is restored from it instead of booted; the backend is checked only for the others."""
     overrides = {"clock": clock} if clock else None
     jobs = spec.expand(spec.load(path, profile=profile, overrides=overrides))
     if only_point is not None:
@@ -166,14 +175,41 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
         jobs = [j for j in jobs if j["repetition"] == only_rep]
     if not jobs:
         raise spec.SpecError(f"{path}: no run matches point={only_point} repetition={only_rep}")
-    checked = checked_backend(backend, jobs, **backend_args)      # every run's resources, before the first boot
-    summaries = []
-    for k, job in enumerate(jobs, 1):
-        progress(f"run {k}/{len(jobs)}")
+    summaries, to_run = [], jobs
+    if archive is not None:
+        to_run = []
+        for job in jobs:
+            restored = restore_archived(job, archive, run_dir_name(out_root, job), progress)
+            if restored is None:
+                to_run.append(job)
+            else:
+                summaries.append(restored)
+    if not to_run:
+        return summaries
+    checked = checked_backend(backend, to_run, **backend_args)    # every run's resources, before the first boot
+    for k, job in enumerate(to_run, 1):
+        progress(f"run {k}/{len(to_run)}")
         started = time.time()
         summaries.append(execute(job, run_dir_name(out_root, job), progress=progress, backend=checked))
-        progress(f"run {k}/{len(jobs)} took {time.time() - started:.0f} s")
+        progress(f"run {k}/{len(to_run)} took {time.time() - started:.0f} s")
     return summaries
+
+
+def restore_archived(job: dict, archive_dir, dest, progress=print):
+    """The run from the results archive (bbrlab/archive.py) when it holds it with this checkout's
+    keys: unpacked into `dest`, its run.json content returned, nothing booted. None when the
+    archive lacks it, or holds it stale (said, naming the run: it must be rerun)."""
+    name = f"{job['name']}/{job['point']}/rep{job['repetition']}"
+    state, row = archive.lookup_job(archive_dir, job)
+    if state == "fresh":
+        archive.restore(archive_dir, row, dest)
+        progress(f"[{name}] restored from the archive {archive_dir} (archived {row['archived_at']}, "
+                 f"revision {row['git_revision'][:12]}): not run")
+        return json.loads((pathlib.Path(dest) / "run.json").read_text())
+    if state == "stale":
+        progress(f"[{name}] the archive {archive_dir} holds this run STALE (its resolved spec or a module "
+                 "it loads changed since it was archived): running it again")
+    return None
 
 
 def retidy(run_dir: pathlib.Path) -> str:

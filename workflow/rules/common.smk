@@ -9,6 +9,7 @@ import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
+from bbrlab import archive as bbrarchive
 from bbrlab import experiments as bbrexperiments
 from bbrlab import modules as bbrmodules
 from bbrlab import resources as bbrresources
@@ -31,6 +32,29 @@ MODULES = "build/modules"
 VAGRANT_UP = "build/vagrant/up"            # marker: the VM is up (backend=vagrant, bbrlab/vagrant.py)
 PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
 GEN = f"{RES}/report/generated"
+# The results archive (bbrlab/archive.py): runs it holds with this checkout's keys are restored
+# from it instead of booted (no kernel, no module needed for them); stale ones rerun.
+_archive = config["archive"]
+if _archive == "auto":
+    _archive = f"data/{PROFILE}" if BACKEND == "uml" and pathlib.Path(f"data/{PROFILE}/manifest.csv").is_file() else None
+elif _archive == "none":
+    _archive = None
+elif not pathlib.Path(_archive, "manifest.csv").is_file():
+    raise ValueError(f"config archive={_archive}: no results archive there (no {_archive}/manifest.csv)")
+ARCHIVE = _archive
+_ARCHIVE_ROWS = bbrarchive.read_manifest(ARCHIVE) if ARCHIVE else {}
+_MODULE_KEYS = {}
+
+
+def archived(job):
+    """The archive's row for this run when it holds it with this checkout's keys, else None."""
+    row = _ARCHIVE_ROWS.get((job["name"], job["point"], int(job["repetition"])))
+    if row is None or row["run_key"] != bbrrunkey.run_key(job):
+        return None
+    names = tuple(sorted({f["cc"] for f in job["flows"]} - set(bbrvariants.built_in())))
+    if names not in _MODULE_KEYS:
+        _MODULE_KEYS[names] = bbrrunkey.modules_key(job)
+    return row if row["modules_key"] == _MODULE_KEYS[names] else None
 
 
 class PlanError(ValueError):
@@ -144,13 +168,9 @@ KERNEL_STAMP = f"build/kernel/ready-{_kernel_digest[:16]}"
 
 
 def variant_headers(wildcards):
-    """The kernel/variants/*.h files the variant's patch includes (its generated <variant>_params.h
-    is not one: it comes from the variant's registry entry, see variant_params_stamp)."""
-    patch = pathlib.Path(f"kernel/variants/{wildcards.variant}.patch")
-    if not patch.is_file():
-        return []   # the rule's patch input names the missing file
-    names = re.findall(r'^\+\s*#\s*include\s+"([\w.-]+\.h)"', patch.read_text(), re.M)
-    return sorted({f"kernel/variants/{n}" for n in names if pathlib.Path(f"kernel/variants/{n}").is_file()})
+    """The kernel/variants/*.h files the variant's patch includes (bbrlab/runkey.py)."""
+    return [str(p.relative_to(pathlib.Path.cwd())) if p.is_absolute() else str(p)
+            for p in bbrrunkey.variant_headers(wildcards.variant, "kernel/variants")]
 
 
 def variant_params_stamp(wildcards):
@@ -164,6 +184,10 @@ def variant_params_stamp(wildcards):
 
 def run_inputs(wildcards):
     job = run_job(wildcards)
+    row = archived(job) if ARCHIVE else None
+    if row is not None:      # restored, not booted: the archived tarball instead of kernel and modules
+        return {"key": key_stamp(RES, job), "archived": ancient(
+            str(bbrarchive.entry_path(ARCHIVE, job["name"], job["point"], job["repetition"])))}
     return {
         "key": key_stamp(RES, job),
         "kernel": [KERNEL_STAMP] if BACKEND == "uml" else [],

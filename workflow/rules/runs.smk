@@ -40,6 +40,7 @@ rule run:
         + (f"--backend {BACKEND} " if BACKEND != "vagrant" else "")
         + (f"--kernel {KERNEL} " if BACKEND == "uml" else "")
         + (f"--ns3-rules {NS3_RULES} " if NS3 and NS3_RULES != "ns3" else "")
+        + (f"--archive {ARCHIVE} " if ARCHIVE else "")
         + "2>&1 | tee {log}; exit ${{PIPESTATUS[0]}}"
 
 
