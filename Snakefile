@@ -18,7 +18,7 @@ import sys
 from snakemake.utils import min_version
 
 sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
-from bbrlab import pipeline_config
+from bbrlab.experiment import pipeline_config
 
 min_version("8.0")
 

@@ -30,7 +30,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import experiments, spec  # noqa: E402
+from bbrlab.experiment import experiments, spec  # noqa: E402
 
 
 def measured_rates(runs_dir: pathlib.Path) -> dict:

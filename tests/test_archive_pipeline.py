@@ -12,7 +12,8 @@ import re
 import subprocess
 import sys
 
-from bbrlab import archive, runkey, spec
+from bbrlab.experiment import runkey, spec
+from bbrlab.data import archive
 from conftest import REPO
 from test_workflow import copy_pipeline, plan, snakemake
 

@@ -6,8 +6,10 @@ import pathlib
 
 import pytest
 
-from bbrlab import backends, fidelity, runner, spec
-from bbrlab import phases
+from bbrlab.experiment import spec
+from bbrlab.host import backends, runner
+from bbrlab.data import fidelity
+from bbrlab.guest import phases
 
 INTERFACE = ("check", "check_job", "describe", "execute", "modules", "guest_options", "guest_mem_mb")
 MINIMAL = {"name": "b", "duration_s": 2, "bottleneck": {"rate_mbps": 10, "buffer_bytes": 100_000},
@@ -83,7 +85,7 @@ def test_the_runner_checks_once_and_writes_what_the_backend_says(tmp_path):
     assert written["guest"] == {"offloads_by_ioctl": False, "start_ovs": False, "teardown": True}
     summary = json.loads((tmp_path / "run.failed" / "run.json").read_text())
     assert "guest_mem_mb" not in summary["testbed"]      # Backend.guest_mem_mb: None, not recorded
-    from bbrlab import runkey
+    from bbrlab.experiment import runkey
     assert summary["run_key"] == runkey.run_key(job)       # the pipeline's key: the runner's keys left out
 
 
@@ -147,7 +149,7 @@ def test_without_a_boot_the_set_up_counts_from_the_start(tmp_path):
 
 
 def test_the_guest_prints_the_lines_the_host_times():
-    from bbrlab import guest
+    from bbrlab.guest import driver as guest
     init = (pathlib.Path(guest.__file__).with_name("guest_init.c")).read_text()
     assert 'printf("' + phases.BOOTED in init
     assert "log(phases.SET_UP)" in pathlib.Path(guest.__file__).read_text()
@@ -157,7 +159,7 @@ def test_ns3_loads_no_modules_and_uml_asks_modules_py(monkeypatch):
     raw = dict(MINIMAL, flows=[{"cc": "bbq", "rtt_ms": 20}])
     (job,) = spec.expand(spec.resolve(raw))
     assert backends.get("ns3").modules(job) == []
-    from bbrlab import modules
+    from bbrlab.host import modules
     asked = []
     monkeypatch.setattr(modules, "for_job", lambda j, b: asked.append(b) or ["m"])
     assert backends.get("uml").modules(job) == ["m"] and backends.get("native").modules(job) == ["m"]

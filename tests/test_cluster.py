@@ -19,7 +19,8 @@ import time
 
 import pytest
 
-from bbrlab import cluster, resources, spec
+from bbrlab.experiment import spec
+from bbrlab.host import cluster, resources
 from conftest import REPO
 import slurm_cluster
 
@@ -164,7 +165,7 @@ def test_pipeline_runs_on_slurm_and_builds_the_report(slurm, pipeline):
     assert report.stat().st_size > 10_000
     testbed_tex = (pipeline / "results" / "quick" / "report" / "generated" / "testbed.tex").read_text()
     assert f"Hosts & {slurm.node} \\\\" in testbed_tex          # one host, named
-    # each SLURM job asked for what the run rule declares (bbrlab/resources.py)
+    # each SLURM job asked for what the run rule declares (bbrlab/host/resources.py)
     job = spec.expand(spec.load(pipeline / "mininet" / "specs" / "smoke" / f"{EXPERIMENT}.yaml", profile="quick"))[0]
     minutes = resources.runtime_min(job)
     for job_id in states:

@@ -12,8 +12,9 @@ import tarfile
 
 import pytest
 
-from bbrlab import crosscheck, experiments, spec
-from bbrlab.backends import native
+from bbrlab.experiment import experiments, spec
+from bbrlab.host import crosscheck
+from bbrlab.host.backends import native
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "analysis"))

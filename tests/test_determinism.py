@@ -13,8 +13,10 @@ import platform
 
 import pytest
 
-from bbrlab import guest, runner, spec
-from bbrlab.backends import BackendError, uml
+from bbrlab.experiment import spec
+from bbrlab.host import runner
+from bbrlab.guest import driver as guest
+from bbrlab.host.backends import BackendError, uml
 
 
 def boot_line(seed=7, clock="virtual", **backend):

@@ -6,7 +6,8 @@ import pathlib
 import subprocess
 import sys
 
-from bbrlab import bench_hooks, guest, spec
+from bbrlab.experiment import spec
+from bbrlab.guest import bench_hooks, driver as guest
 
 GUEST = pathlib.Path(guest.__file__)
 PHASES = ("start_services", "build_network", "shape_network", "measure_paths", "start_receivers_and_samplers",
@@ -39,8 +40,8 @@ def test_an_ordinary_run_gets_no_hooks_and_a_bench_run_its_own(tmp_path):
 
 
 def test_importing_the_guest_loads_no_bench_module():
-    code = "import sys, bbrlab.guest; print(sorted(m for m in sys.modules if m in ('bbrlab.procacct', 'bbrlab.rcvlowat')))"
+    code = "import sys, bbrlab.guest.driver; print(sorted(m for m in sys.modules if m in ('bbrlab.guest.procacct', 'bbrlab.guest.rcvlowat')))"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(GUEST.parents[1])})
+                         env={"PYTHONPATH": str(GUEST.parents[2])})
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"

@@ -90,7 +90,7 @@ def find_cycle(graph: dict):
 
 def test_the_package_has_no_import_cycle():
     graph = import_graph(PACKAGE_ROOT)
-    assert len(graph) > 20 and "bbrlab.runner" in graph
+    assert len(graph) > 20 and "bbrlab.host.runner" in graph
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
@@ -105,31 +105,31 @@ def test_a_lazy_relative_cycle_is_found(tmp_path):
     """The shape of the former spec <-> labels cycle: a top-level import one way, an import
     inside a function the other way."""
     write(tmp_path, "bbrlab/__init__.py", "")
-    write(tmp_path, "bbrlab/spec.py", "from . import labels, units\n")
-    write(tmp_path, "bbrlab/units.py", "import os\n")
-    write(tmp_path, "bbrlab/labels.py", "def f():\n    from . import spec as specmod\n")
-    assert find_cycle(import_graph(tmp_path)) == ["bbrlab.labels", "bbrlab.spec", "bbrlab.labels"]
+    write(tmp_path, "bbrlab/experiment/spec.py", "from . import labels, units\n")
+    write(tmp_path, "bbrlab/experiment/units.py", "import os\n")
+    write(tmp_path, "bbrlab/experiment/labels.py", "def f():\n    from . import spec as specmod\n")
+    assert find_cycle(import_graph(tmp_path)) == ["bbrlab.experiment.labels", "bbrlab.experiment.spec", "bbrlab.experiment.labels"]
 
 
 def test_a_cycle_through_a_subpackage_is_found(tmp_path):
     """The shape of the former runner -> backends -> native -> cleanup -> modules -> backends."""
     write(tmp_path, "bbrlab/__init__.py", "")
-    write(tmp_path, "bbrlab/runner.py", "from . import backends\n")
-    write(tmp_path, "bbrlab/backends/__init__.py", "def get():\n    from .native import N\n")
-    write(tmp_path, "bbrlab/backends/native.py", "from .. import cleanup\n")
-    write(tmp_path, "bbrlab/cleanup.py", "import bbrlab.modules\n")
-    write(tmp_path, "bbrlab/modules.py", "from .backends import BackendError\n")
+    write(tmp_path, "bbrlab/host/runner.py", "from . import backends\n")
+    write(tmp_path, "bbrlab/host/backends/__init__.py", "def get():\n    from .native import N\n")
+    write(tmp_path, "bbrlab/host/backends/native.py", "from .. import cleanup\n")
+    write(tmp_path, "bbrlab/host/cleanup.py", "import bbrlab.host.modules\n")
+    write(tmp_path, "bbrlab/host/modules.py", "from .backends import BackendError\n")
     cycle = find_cycle(import_graph(tmp_path))
-    assert cycle is not None and set(cycle) == {"bbrlab.backends", "bbrlab.backends.native", "bbrlab.cleanup",
-                                                "bbrlab.modules"}
+    assert cycle is not None and set(cycle) == {"bbrlab.host.backends", "bbrlab.host.backends.native", "bbrlab.host.cleanup",
+                                                "bbrlab.host.modules"}
 
 
 def test_no_cycle_in_an_acyclic_tree(tmp_path):
     write(tmp_path, "bbrlab/__init__.py", "")
-    write(tmp_path, "bbrlab/backends/__init__.py", "from .base import Backend\n")
-    write(tmp_path, "bbrlab/backends/base.py", "from .errors import E\nfrom .. import units\n")
-    write(tmp_path, "bbrlab/backends/errors.py", "")
-    write(tmp_path, "bbrlab/units.py", "")
+    write(tmp_path, "bbrlab/host/backends/__init__.py", "from .base import Backend\n")
+    write(tmp_path, "bbrlab/host/backends/base.py", "from .errors import E\nfrom .. import units\n")
+    write(tmp_path, "bbrlab/host/backends/errors.py", "")
+    write(tmp_path, "bbrlab/experiment/units.py", "")
     assert find_cycle(import_graph(tmp_path)) is None
 
 

@@ -1,11 +1,13 @@
-"""Human labels of sweep points (bbrlab/labels.py), on the shipped specs' real points."""
+"""Human labels of sweep points (bbrlab/experiment/labels.py), on the shipped specs' real points."""
 import csv
 import io
 import pathlib
 
 import pytest
 
-from bbrlab import cli, experiments, labels, runner, spec
+from bbrlab import cli
+from bbrlab.experiment import experiments, labels, spec
+from bbrlab.host import runner
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SPECS = REPO / "mininet" / "specs"

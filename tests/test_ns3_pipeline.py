@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from bbrlab import spec
-from bbrlab import experiments
-from bbrlab.backends import ns3_backend
+from bbrlab.experiment import spec
+from bbrlab.experiment import experiments
+from bbrlab.host.backends import ns3_backend
 from conftest import REPO
 
 needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")

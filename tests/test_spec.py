@@ -4,7 +4,8 @@ import pathlib
 import pytest
 import yaml
 
-from bbrlab import modules, spec
+from bbrlab.experiment import spec
+from bbrlab.host import modules
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BASE = {"name": "t", "duration_s": 30, "bottleneck": {"rate_mbps": 100, "buffer_bytes": 2_000_000},
@@ -254,7 +255,7 @@ def test_socket_and_queue_intervals_each_keep_their_own_spacing():
     """The sampler samples sockets every sample_interval_s and the queue every queue_sample_interval_s,
     also when one is not a multiple of the other (20-ms sockets beside the 50-ms default queue
     interval: both on a 10-ms grid, not the sockets rounded to the queue's 50 ms)."""
-    from bbrlab import guest
+    from bbrlab.guest import driver as guest
     grid = lambda **kw: guest.sampler_grid(spec.expand(resolve(**kw))[0])
     assert grid(sample_interval_s=0.02) == (0.01, 2, 5)
     assert grid() == (0.05, 2, 1)                                   # the defaults: 0.1 and 0.05
@@ -271,7 +272,7 @@ def test_the_content_key_ignores_the_later_defaults_at_their_default_values():
     """runkey.run_key (the pipeline's key) of a run is the key of the same run as resolved
     before delayed_ack, snapshot_at_s, access_rate_mbps, loss_rate and red's ecn were filled in;
     a value other than the default still counts."""
-    from bbrlab import runkey
+    from bbrlab.experiment import runkey
     red = {"kind": "red", "min_bytes": 30000, "max_bytes": 90000, "probability": 0.1}
     (run,) = spec.expand(spec.resolve(spec.deep_merge(MINIMAL, {"bottleneck": {"aqm": red}})))
     earlier = {k: v for k, v in run.items() if k not in ("delayed_ack", "snapshot_at_s", "access_rate_mbps")}

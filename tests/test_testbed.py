@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from bbrlab import backends, runner, spec, units
+from bbrlab.experiment import spec, units
+from bbrlab.host import backends, runner
 from conftest import REPO, cli, goodput_by_flow, write_spec
 
 TWO_FLOWS = """
@@ -185,7 +186,7 @@ def test_timeout_kills_the_testbed_and_fails_the_run(tmp_path, kernel):
 
 
 def test_native_backend_refuses_clearly_where_the_host_lacks_netem():
-    from bbrlab.backends import native
+    from bbrlab.host.backends import native
     missing = native.missing_prerequisites()
     res = cli("check-native")
     if not missing:

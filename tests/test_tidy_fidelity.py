@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import fidelity, spec, tidy, units
+from bbrlab.experiment import spec, units
+from bbrlab.data import fidelity, tidy
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -249,7 +250,7 @@ def test_variant_state_without_the_guests_record_is_invalid(run):
 def test_guest_records_module_parameters_at_the_end(tmp_path):
     """guest.module_state reads each loaded variant's /sys/module/<name>/parameters/ into
     raw/modules.json, which variant_state reads."""
-    from bbrlab import guest
+    from bbrlab.guest import driver as guest
     params = tmp_path / "sys" / "bbr_fca" / "parameters"
     params.mkdir(parents=True)
     (params / "alloc_failures").write_text("2\n")

@@ -1,4 +1,4 @@
-"""The variant registry (mininet/bbrlab/variants.yaml) is the only list of the variants.
+"""The variant registry (mininet/bbrlab/experiment/variants.yaml) is the only list of the variants.
 
 A variant added to the registry reaches tidy.py (its flag in bit 0 of the bandwidth and what
 the bandwidth holds while flagged), fidelity.py (its counters), the ns-3 backend (whether it
@@ -14,8 +14,9 @@ import subprocess
 import pytest
 import yaml
 
-from bbrlab import fidelity, labels, spec, tidy, variants
-from bbrlab.backends import ns3_backend
+from bbrlab.experiment import labels, spec, variants
+from bbrlab.data import fidelity, tidy
+from bbrlab.host.backends import ns3_backend
 from conftest import REPO
 
 VARIANTS_R = REPO / "analysis" / "lib" / "variants.R"
@@ -112,7 +113,7 @@ def test_registry_fields_are_checked(tmp_path, monkeypatch):
 
 def test_ns3_variants_are_built_by_the_program():
     """Each congestion control variants.yaml marks ns3: true has a branch in dumbbell.cc."""
-    program = (REPO / "mininet" / "bbrlab" / "backends" / "ns3" / "dumbbell.cc").read_text()
+    program = (REPO / "mininet" / "bbrlab" / "host" / "backends" / "ns3" / "dumbbell.cc").read_text()
     for cc in variants.ns3():
         assert f'name == "{cc}"' in program, cc
 
@@ -226,8 +227,8 @@ def test_no_file_keeps_its_own_list_of_variants():
 
 
 @pytest.mark.parametrize("file, line", [
-    ("mininet/bbrlab/tidy.py", 'FLAG_IN_BW_BIT0 = ("bbq", "bbr_fca")\n'),
-    ("mininet/bbrlab/fidelity.py", 'X = {"bbr_fca": 1, "bbq": 2}\n'),
+    ("mininet/bbrlab/data/tidy.py", 'FLAG_IN_BW_BIT0 = ("bbq", "bbr_fca")\n'),
+    ("mininet/bbrlab/data/fidelity.py", 'X = {"bbr_fca": 1, "bbq": 2}\n'),
     ("analysis/lib/plot.R", 'CC_NAMES <- c(bbr = "BBR", bbq = "BBQ", bbq_drain = "BBQ_DRAIN")\n'),
     ("analysis/figures/yang2019/common.R", 'YANG <- c("BBQ", "Adaptive-BBR")\n'),
 ])

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from bbrlab import experiments, runkey, spec
+from bbrlab.experiment import experiments, runkey, spec
 from conftest import REPO
 
 PIPELINE = ("Snakefile", "workflow", "config", "mininet", "analysis", "paper", "claims", "kernel", "envs",
@@ -152,7 +152,7 @@ def test_a_new_variant_is_built_alone_and_reruns_nothing(box):
     variants = box / "kernel" / "variants"
     shutil.copy(variants / "bbq_drain.patch", variants / "zz_drain.patch")
     (variants / "zz_drain_math.h").write_text("/* the new variant's helpers */\n")
-    registry = box / "mininet" / "bbrlab" / "variants.yaml"
+    registry = box / "mininet" / "bbrlab" / "experiment" / "variants.yaml"
     registry.write_text(registry.read_text().replace(
         "\nvariants:\n", "\nvariants:\n  zz_drain:\n    label: ZZ drain\n    params: {}\n", 1))
     assert plan(box, *SMALL) == {}                      # no other module, no run
@@ -166,7 +166,7 @@ def test_a_new_variant_is_built_alone_and_reruns_nothing(box):
 
 def test_a_changed_variant_parameter_rebuilds_that_module_and_its_runs_only(box):
     make_up_to_date(box, *SMALL)
-    registry = box / "mininet" / "bbrlab" / "variants.yaml"
+    registry = box / "mininet" / "bbrlab" / "experiment" / "variants.yaml"
     text = registry.read_text()
     assert "alpha_us: {default: 3000," in text
     registry.write_text(text.replace("alpha_us: {default: 3000,", "alpha_us: {default: 3001,"))

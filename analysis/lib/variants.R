@@ -1,5 +1,5 @@
 # analysis/lib/variants.R -- the congestion controls' labels, read from the variant registry
-# (mininet/bbrlab/variants.yaml, the one list of the congestion controls a spec may name).
+# (mininet/bbrlab/experiment/variants.yaml, the one list of the congestion controls a spec may name).
 #
 # What:    VARIANTS_YAML          the registry's path (this file's ../../mininet/bbrlab/)
 #          cc_labels(path)        c(<cc> = <label>) for every built-in congestion control
@@ -13,7 +13,7 @@
 # Outputs: named character vectors.
 # Sourced by load.R with chdir = TRUE, so the path is found from the working directory.
 
-VARIANTS_YAML <- normalizePath(file.path("..", "..", "mininet", "bbrlab", "variants.yaml"), mustWork = FALSE)
+VARIANTS_YAML <- normalizePath(file.path("..", "..", "mininet", "bbrlab", "experiment", "variants.yaml"), mustWork = FALSE)
 
 .cc_label_cache <- new.env(parent = emptyenv())
 

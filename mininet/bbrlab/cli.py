@@ -23,8 +23,9 @@ import pathlib
 import signal
 import sys
 
-from . import backends, runner, spec
-from .archive import ArchiveError
+from .experiment import spec
+from .host import backends, runner
+from .data.archive import ArchiveError
 
 
 def write_labels(paths, profile, out=None) -> None:
@@ -75,7 +76,7 @@ def main(argv=None) -> int:
                             "Linux's BBR with Linux's rate-sample rules (linux)")
     p_run.add_argument("--archive", help="results archive (e.g. data/paper): a run it holds with this "
                                          "checkout's keys is restored from it instead of booted")
-    p_arc = sub.add_parser("archive", help="the results archive (bbrlab/archive.py)")
+    p_arc = sub.add_parser("archive", help="the results archive (bbrlab/data/archive.py)")
     arc = p_arc.add_subparsers(dest="archive_command", required=True)
     p_arc_add = arc.add_parser("add", help="archive a results tree's finished runs")
     p_arc_add.add_argument("runs_root", help="a results tree's runs/ (ROOT/<experiment>/<point>/rep<k>)")
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
                                  clock=args.clock, only_point=args.point, only_rep=args.rep,
                                  archive=args.archive, **extra)
         elif args.command == "archive":
-            from . import archive
+            from .data import archive
             if args.archive_command == "add":
                 runs = archive.complete_runs(args.runs_root)
                 if not runs:
@@ -143,14 +144,14 @@ def main(argv=None) -> int:
             for path in args.runs:
                 print(f"{path}: {runner.retidy(pathlib.Path(path))}")
         elif args.command == "vagrant-run":
-            from . import vagrant
+            from .host import vagrant
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
             status = vagrant.run(args.spec, args.profile, args.out, args.point, args.rep)
             if status != 0:
                 print(f"bbrlab: the run in the Vagrant VM failed with status {status}", file=sys.stderr)
                 return 4
         elif args.command == "clean":
-            from . import cleanup
+            from .host import cleanup
             if not args.dry_run and os.geteuid() != 0:
                 print("bbrlab: clean removes network devices and modules: run it as root "
                       "(or with --dry-run)", file=sys.stderr)

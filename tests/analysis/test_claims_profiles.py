@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_r_analysis import REPO, r_json  # noqa: E402
 
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import experiments as bbrexperiments  # noqa: E402
-from bbrlab import spec as bbrspec  # noqa: E402
+from bbrlab.experiment import experiments as bbrexperiments  # noqa: E402
+from bbrlab.experiment import spec as bbrspec  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 

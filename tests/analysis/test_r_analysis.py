@@ -81,14 +81,14 @@ def validate_specs(spec_dir: Path) -> None:
 def expand_spec(path: Path, profile: str) -> list:
     """The run specs of one experiment spec in one profile."""
     sys.path.insert(0, str(REPO / "mininet"))
-    from bbrlab import spec as bbrspec
+    from bbrlab.experiment import spec as bbrspec
     return bbrspec.expand(bbrspec.load(path, profile=profile))
 
 
 def paper_experiments(key: str) -> list:
     """The experiments of paper `key`, as config/experiments.csv lists them."""
     sys.path.insert(0, str(REPO / "mininet"))
-    from bbrlab import experiments as bbrexperiments
+    from bbrlab.experiment import experiments as bbrexperiments
     exps, _ = bbrexperiments.load(REPO)
     return [e.name for e in exps.values() if e.paper == key]
 
@@ -99,7 +99,7 @@ def assert_paper_wired(key: str, seed: str) -> None:
     figure script, regenerates items no other experiment claims, and is shown by its report
     section, which the report frame inputs; every experiment the paper's claims name is listed."""
     sys.path.insert(0, str(REPO / "mininet"))
-    from bbrlab import experiments as bbrexperiments
+    from bbrlab.experiment import experiments as bbrexperiments
     exps, papers = bbrexperiments.load(REPO)
     assert papers[key].seed == seed
     assert not bbrexperiments.problems(REPO, exps, papers)

@@ -22,7 +22,7 @@ import synth_runs  # noqa: E402
 from test_r_analysis import ANALYSIS, REPO, rscript  # noqa: E402,F401
 
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import experiments as bbrexperiments  # noqa: E402
+from bbrlab.experiment import experiments as bbrexperiments  # noqa: E402
 
 PAPER = REPO / "paper"
 

@@ -272,7 +272,7 @@ def test_paper_profile_meets_the_issue():
     """Paper profile: at least three repetitions everywhere and runs of at least 60 s (Fig. 4
     included); quick: one repetition."""
     sys.path.insert(0, str(REPO / "mininet"))
-    from bbrlab import spec as bbrspec
+    from bbrlab.experiment import spec as bbrspec
     for e in EXPERIMENTS:
         path = REPO / "mininet" / "specs" / "yang2019" / f"{e}.yaml"
         paper = bbrspec.expand(bbrspec.load(path, profile="paper"))

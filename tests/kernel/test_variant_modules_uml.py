@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from bbrlab import modules
+from bbrlab.host import modules
 from conftest import cli, goodput_by_flow, write_spec
 
 SOLO = (1.5, 5.0)          # seconds: the variant's flow alone, after its start-up

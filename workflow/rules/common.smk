@@ -9,13 +9,13 @@ import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
-from bbrlab import archive as bbrarchive
-from bbrlab import experiments as bbrexperiments
-from bbrlab import modules as bbrmodules
-from bbrlab import resources as bbrresources
-from bbrlab import runkey as bbrrunkey
-from bbrlab import spec as bbrspec
-from bbrlab import variants as bbrvariants
+from bbrlab.data import archive as bbrarchive
+from bbrlab.experiment import experiments as bbrexperiments
+from bbrlab.host import modules as bbrmodules
+from bbrlab.host import resources as bbrresources
+from bbrlab.experiment import runkey as bbrrunkey
+from bbrlab.experiment import spec as bbrspec
+from bbrlab.experiment import variants as bbrvariants
 
 PROFILE = config["profile"]
 BACKEND = config["backend"]                 # --config backend=native on a real host / the Vagrant VM
@@ -29,10 +29,10 @@ NS3_TREE = {"ns3": "ns3", "linux": "ns3-linux"}
 RES = f"results/{PROFILE}-{NS3_TREE[NS3_RULES]}" if NS3 else f"results/{PROFILE}"
 KERNEL = "build/kernel/linux"
 MODULES = "build/modules"
-VAGRANT_UP = "build/vagrant/up"            # marker: the VM is up (backend=vagrant, bbrlab/vagrant.py)
+VAGRANT_UP = "build/vagrant/up"            # marker: the VM is up (backend=vagrant, bbrlab/host/vagrant.py)
 PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
 GEN = f"{RES}/report/generated"
-# The results archive (bbrlab/archive.py): runs it holds with this checkout's keys are restored
+# The results archive (bbrlab/data/archive.py): runs it holds with this checkout's keys are restored
 # from it instead of booted (no kernel, no module needed for them); stale ones rerun.
 _archive = config["archive"]
 if _archive == "auto":
@@ -117,7 +117,7 @@ def all_jobs_of(experiment):
 
 
 def ns3_refusals(job):
-    from bbrlab.backends import ns3_backend
+    from bbrlab.host.backends import ns3_backend
     return ns3_backend.refusals(job)
 
 
@@ -141,7 +141,7 @@ def run_job(wildcards):
 
 
 def key_stamp(tree, job):
-    """The stamp file named by a run's content key (bbrlab/runkey.py): a run depends on it, so a
+    """The stamp file named by a run's content key (bbrlab/experiment/runkey.py): a run depends on it, so a
     changed resolved run makes a new stamp and reruns that run only."""
     return f"{tree}/keys/{job['name']}/{job['point']}/rep{job['repetition']}.{bbrrunkey.run_key(job)[:16]}"
 
@@ -168,13 +168,13 @@ KERNEL_STAMP = f"build/kernel/ready-{_kernel_digest[:16]}"
 
 
 def variant_headers(wildcards):
-    """The kernel/variants/*.h files the variant's patch includes (bbrlab/runkey.py)."""
+    """The kernel/variants/*.h files the variant's patch includes (bbrlab/experiment/runkey.py)."""
     return [str(p.relative_to(pathlib.Path.cwd())) if p.is_absolute() else str(p)
             for p in bbrrunkey.variant_headers(wildcards.variant, "kernel/variants")]
 
 
 def variant_params_stamp(wildcards):
-    """A stamp named by the content of the variant's parameters in mininet/bbrlab/variants.yaml:
+    """A stamp named by the content of the variant's parameters in mininet/bbrlab/experiment/variants.yaml:
     an edit to another variant's entry (or a new variant) leaves this module alone."""
     params = json.dumps(bbrvariants.parameters(wildcards.variant), sort_keys=True)
     return f"{MODULES}/keys/{wildcards.variant}.params-{hashlib.sha256(params.encode()).hexdigest()[:16]}"
@@ -200,7 +200,7 @@ def run_inputs(wildcards):
 def vagrant_done():
     """backend=vagrant: halt the VM when the pipeline ends, unless --config vagrant_keep=true."""
     if BACKEND == "vagrant" and not config.get("vagrant_keep", False) and pathlib.Path(VAGRANT_UP).exists():
-        from bbrlab import vagrant as bbrvagrant
+        from bbrlab.host import vagrant as bbrvagrant
         bbrvagrant.halt(VAGRANT_UP)
 
 

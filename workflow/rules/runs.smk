@@ -3,7 +3,7 @@
 
 
 rule run_key:
-    """The stamp named by a run's content key (common.smk key_stamp, bbrlab/runkey.py)."""
+    """The stamp named by a run's content key (common.smk key_stamp, bbrlab/experiment/runkey.py)."""
     output:
         touch("results/{tree}/keys/{experiment}/{point}/rep{rep}.{key}"),
     wildcard_constraints:
@@ -31,7 +31,7 @@ rule run:
         spec=lambda wildcards: spec_path(wildcards.experiment),
     threads: 1 if BACKEND in ("uml", "ns3") else workflow.cores   # native, vagrant: one dumbbell per host at a time
     priority: lambda wildcards: int(bbrresources.expected_cpu_s(run_job(wildcards)))   # longest runs first
-    resources:      # what a cluster job reserves (bbrlab/resources.py)
+    resources:      # what a cluster job reserves (bbrlab/host/resources.py)
         mem_mb=lambda wildcards: bbrresources.mem_mb(run_job(wildcards), BACKEND),
         runtime=lambda wildcards, attempt: bbrresources.runtime_min(run_job(wildcards), attempt),
     shell:
@@ -61,18 +61,18 @@ onstart:
     # Cluster execution (profiles/slurm, profiles/cluster-generic): the runs are the cluster's
     # jobs; builds, R scripts and the report are short and stay where Snakemake runs.
     workflow.localrules(*(r.name for r in workflow.rules if r.name != "run"))
-    # Stop before the first submission when the cluster cannot take the jobs (bbrlab/cluster.py).
-    from bbrlab import cluster as bbrcluster
+    # Stop before the first submission when the cluster cannot take the jobs (bbrlab/host/cluster.py).
+    from bbrlab.host import cluster as bbrcluster
     from snakemake.exceptions import WorkflowError
     needrun = list(workflow.dag.needrun_jobs())
     problems = bbrcluster.preflight(workflow, needrun)
     if problems:
         raise WorkflowError("cluster check failed, nothing submitted:\n  - " + "\n  - ".join(problems))
     # The backend cross-check: stop before the first job when a backend whose runs must still
-    # run cannot run on this host, naming the side and why (bbrlab/crosscheck.py).
+    # run cannot run on this host, naming the side and why (bbrlab/host/crosscheck.py).
     crosscheck_backends = sorted({j.wildcards["backend"] for j in needrun if j.rule.name == "crosscheck_run"})
     if crosscheck_backends:
-        from bbrlab import crosscheck as bbrcrosscheck
+        from bbrlab.host import crosscheck as bbrcrosscheck
         refusal = bbrcrosscheck.refusal(crosscheck_backends, kernel=KERNEL)
         if refusal:
             raise WorkflowError(refusal)

@@ -12,7 +12,7 @@
 #            Fig. 9  their smoothed RTT (tcp_info srtt, ms)
 #            Fig. 10 their share of the bottleneck queue (packets), stacked: each
 #                    flow's backlog from header captures on both sides of the queue
-#                    (tidy/flow_queue.csv, mininet/bbrlab/capture.py), with the
+#                    (tidy/flow_queue.csv, mininet/bbrlab/data/capture.py), with the
 #                    qdisc's own total backlog as a line
 #            Fig. 11 their cwnd (dashed) and inflight (solid), packets
 #          The 50-ms flow's ProbeRTT samples are shaded in every panel. Without a

@@ -12,7 +12,7 @@ Layout::
 Contract:
 
 - An entry is keyed by (experiment, point, repetition) and carries the run's keys
-  (bbrlab/runkey.py, recorded in run.json): `run_key`, the hash of its resolved
+  (bbrlab/experiment/runkey.py, recorded in run.json): `run_key`, the hash of its resolved
   run spec, and `modules_key`, the hash of the sources of the variant modules it
   loads. A lookup with the current keys finds the entry only when both are
   equal; an entry whose keys differ is *stale* (its spec or a module it loads
@@ -191,7 +191,7 @@ def lookup(archive, experiment, point, repetition, run_key, modules_key=""):
 
 def lookup_job(archive, job: dict):
     """lookup() for a resolved run spec, with its keys computed from this checkout."""
-    from . import runkey
+    from ..experiment import runkey
     return lookup(archive, job["name"], job["point"], job["repetition"], runkey.run_key(job), runkey.modules_key(job))
 
 

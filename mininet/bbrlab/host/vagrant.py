@@ -31,7 +31,8 @@ import shutil
 import subprocess
 import sys
 
-from . import backends, resources, runner, spec
+from ..experiment import spec
+from . import backends, resources, runner
 
 VM_REPO = "/vagrant"          # the Vagrantfile's synced folder
 

@@ -8,7 +8,9 @@ import csv
 import json
 import pathlib
 
-from . import capture, traffic, variants
+from ..experiment import variants
+from ..guest import traffic
+from . import capture
 
 GOODPUT_COLUMNS = ["flow", "t_s", "interval_s", "bytes", "goodput_mbps"]
 TCP_COLUMNS = ["flow", "t_s", "cc", "state", "rtt_ms", "rttvar_ms", "min_rtt_ms", "cwnd_pkts",

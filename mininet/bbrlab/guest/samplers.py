@@ -1,7 +1,7 @@
 """The sampler: one process that samples every flow's sockets, the
 bottleneck queue and the guest CPU on a fixed time grid.
 
-    python3 -m bbrlab.samplers CONFIG.json
+    python3 -m bbrlab.guest.samplers CONFIG.json
     samplers.Forked(CONFIG)    (the experiment driver: the same, forked from it)
 
 CONFIG:
@@ -191,7 +191,7 @@ class Forked:
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        sys.exit("usage: python3 -m bbrlab.samplers CONFIG.json")
+        sys.exit("usage: python3 -m bbrlab.guest.samplers CONFIG.json")
     with open(argv[0]) as f:
         run(json.load(f))
 

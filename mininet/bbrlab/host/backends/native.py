@@ -14,11 +14,12 @@ import subprocess
 import sys
 import time
 
-from .. import cleanup, modules, phases
+from .. import cleanup, modules
+from ...guest import phases
 from .base import Backend, GuestResult, build_guest_programs, tethered
 from .errors import BackendError
 
-PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
+PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[3]
 QDISCS = {"netem": ["netem", "delay", "1ms"], "fq": ["fq"], "tbf": ["tbf", "rate", "1mbit", "burst", "3000", "limit", "3000"],
           "htb": ["htb"], "red": ["red", "limit", "400000", "min", "30000", "max", "90000", "avpkt", "1000",
                                   "burst", "55", "probability", "0.02", "bandwidth", "10mbit"]}

@@ -33,7 +33,7 @@ import pathlib
 import re
 import struct
 
-from . import shaping
+from ..guest import shaping
 
 SNAPLEN = 96                      # Ethernet 14 + IPv4 20 + TCP 20..60 (timestamps: 32)
 SENDER_FILTER = "tcp and src net 10.0.1.0/24"

@@ -133,11 +133,13 @@ import shutil
 import subprocess
 import time
 
-from .. import stamped_build, traffic, units, variants
+from ...experiment import units, variants
+from .. import stamped_build
+from ...guest import traffic
 from .base import Backend, GuestResult, tethered
 from .errors import BackendError
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
+REPO = pathlib.Path(__file__).resolve().parents[4]
 SOURCE = pathlib.Path(__file__).resolve().with_name("ns3") / "dumbbell.cc"
 # The headers the program includes from the project: the project's BBR and its variants
 # (backends/ns3/) and the variants' decision functions the kernel modules include

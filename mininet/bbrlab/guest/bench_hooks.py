@@ -67,7 +67,7 @@ class BenchHooks(Hooks):
         on the real clock only: on the virtual clock the guest's clocks do not advance while it
         computes."""
         import cProfile
-        res = subprocess.run([sys.executable, "-X", "importtime", "-c", "import bbrlab.guest"],
+        res = subprocess.run([sys.executable, "-X", "importtime", "-c", "import bbrlab.guest.driver"],
                              capture_output=True, text=True)
         (self.raw / "driver_importtime.txt").write_text(res.stderr)
         profile = cProfile.Profile()

@@ -44,12 +44,14 @@ import shutil
 import tempfile
 import time
 
-from .. import guest_programs, modules, phases, resources, units
+from ...experiment import units
+from .. import guest_programs, modules, resources
+from ...guest import phases
 from .base import Backend, GuestResult, build_guest_programs, tethered
 from .errors import BackendError
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
-PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[4]
+PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_KERNEL = REPO / "build" / "kernel" / "linux"
 # The virtual clock's wall-clock start: 2024-01-01T00:00:00Z, in nanoseconds (any fixed value).
 GUEST_EPOCH_NS = 1_704_067_200 * 10**9

@@ -45,7 +45,7 @@
  * drains its send buffer) reports what it received with "eof": false. Exit
  * status: 0 done, 1 a socket error (named on stderr), 2 a malformed command line.
  *
- * Built by bbrlab/guest_programs.py (static, into build/bin/) before a testbed
+ * Built by bbrlab/host/guest_programs.py (static, into build/bin/) before a testbed
  * starts; the guest runs the host's binary through its host file system.
  */
 #define _GNU_SOURCE

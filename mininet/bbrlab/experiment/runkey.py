@@ -55,7 +55,7 @@ def run_key(job: dict) -> str:
 
 # ---- the source of the variant modules a run loads ----
 
-VARIANTS_DIR = pathlib.Path(__file__).resolve().parents[2] / "kernel" / "variants"
+VARIANTS_DIR = pathlib.Path(__file__).resolve().parents[3] / "kernel" / "variants"
 _INCLUDE = re.compile(r'^\+\s*#\s*include\s+"([\w.-]+\.h)"', re.M)
 
 
@@ -83,7 +83,7 @@ def module_source_key(variant: str, variants_dir=VARIANTS_DIR) -> str:
 
 def modules_key(job: dict, variants_dir=VARIANTS_DIR) -> str:
     """One digest of the sources of every variant module the run loads ("" when it loads none):
-    with run_key, what makes an archived run current (bbrlab/archive.py)."""
+    with run_key, what makes an archived run current (bbrlab/data/archive.py)."""
     names = sorted({f["cc"] for f in job["flows"]} - set(variants.built_in()))
     if not names:
         return ""

@@ -59,7 +59,10 @@ import pathlib
 import re
 import statistics
 
-from . import backends, capture, tidy, traffic, units, variants
+from ..experiment import units, variants
+from ..host import backends
+from ..guest import traffic
+from . import capture, tidy
 
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
 TC_SENT = re.compile(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)")

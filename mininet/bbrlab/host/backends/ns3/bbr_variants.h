@@ -3,7 +3,7 @@
 // the per-ACK update, deciding with the same function of
 // kernel/variants/<name>_math.h. What each changes, and why, is in the
 // patch's header comment and kernel/variants/README.md; here only the
-// mapping is noted. Parameters are the module's (mininet/bbrlab/variants.yaml,
+// mapping is noted. Parameters are the module's (mininet/bbrlab/experiment/variants.yaml,
 // range-checked by the spec check before a run); the program gets every one,
 // defaults filled in, as `flow.<i>.param.<name>` (ns3_backend.py).
 #ifndef BBRLAB_BBR_VARIANTS_H

@@ -2,7 +2,7 @@
 //
 //   dumbbell CONFIG
 //
-// CONFIG is a key=value file written by bbrlab/backends/ns3_backend.py from a
+// CONFIG is a key=value file written by bbrlab/host/backends/ns3_backend.py from a
 // validated run spec (one key a line; `flow.<i>.<key>` for flow i, numbered
 // from 1). The program builds
 //
@@ -12,7 +12,7 @@
 // `lead_s` of simulated time after the simulation starts: before it, each
 // sender pings its receiver to measure the path's base RTT), and writes into
 // the run's raw/ directory, in the formats the kernel testbed's sampler and
-// guest write there, so bbrlab/tidy.py and bbrlab/fidelity.py read them
+// guest write there, so bbrlab/data/tidy.py and bbrlab/data/fidelity.py read them
 // unchanged:
 //
 //   sockets_snd<i>.jsonl  sender socket state every sample_s (tcp_info-like)
@@ -54,7 +54,7 @@ using namespace ns3;
 namespace
 {
 
-const uint16_t BASE_PORT = 5200;  // flow i's receiver listens on BASE_PORT + i (bbrlab/traffic.py)
+const uint16_t BASE_PORT = 5200;  // flow i's receiver listens on BASE_PORT + i (bbrlab/guest/traffic.py)
 
 // ---------------------------------------------------------------- configuration
 

@@ -22,7 +22,7 @@ minutes of a profile do not leave cores idle behind one long run.
 """
 import math
 
-from . import units
+from ..experiment import units
 
 GUEST_MEM_MB = 1024          # the UML guest's memory for runs with ordinary buffers
 HOST_SIDE_MB = 512           # runner + tidy + fidelity on an ordinary run

@@ -27,7 +27,7 @@ import signal
 import subprocess
 from dataclasses import dataclass, field
 
-from . import variants as registry
+from ..experiment import variants as registry
 
 HOST_SHELL = re.compile(r"\bmininet:(snd|rcv)\d+\b")                # topology.py host names
 LINK = re.compile(r"^(sw[12](-eth\d+)?|ifbflow\d+|(snd|rcv)\d+-eth\d+)$")

@@ -39,7 +39,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import bench_hooks, capture, offloads, phases, samplers, shaping, topology, traffic
+from . import bench_hooks, offloads, phases, samplers, shaping, topology, traffic
+from ..data import capture
 
 OVS_RUN = "/var/run/openvswitch"
 LEAD_S = 1.0          # samplers run this long before time zero
@@ -320,7 +321,7 @@ def tune_tcp_memory(job: dict, db) -> list:
     root namespace and in every host's where they are smaller than the run needs, never lower
     them; and where the run needs more socket memory than the base guest holds (the same rule
     that sizes the guest's memory, resources.guest_mem_mb), tcp_mem (global) too."""
-    from . import units
+    from ..experiment import units
     need = units.tcp_memory_bytes(job)
     applied = []
     for node in [None] + db.senders + db.receivers:
@@ -385,7 +386,7 @@ def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
               "qdisc": {"dev": db.bottleneck_intf, "out": str(raw / "qdisc.jsonl"), "every": queue_every},
               "cpu": {"out": str(raw / "cpu.jsonl"), "every": max(1, round(0.5 / tick))}}
     (raw / "samplers.json").write_text(json.dumps(config, indent=1))
-    proc = samplers.Forked(config)       # `python3 -m bbrlab.samplers samplers.json`, without a new interpreter
+    proc = samplers.Forked(config)       # `python3 -m bbrlab.guest.samplers samplers.json`, without a new interpreter
     line = proc.stdout.readline().strip()
     if line != "ready":
         raise RuntimeError(f"sampler failed to start (said {line!r}, exit {proc.poll()})")

@@ -18,11 +18,13 @@ import socket
 import subprocess
 import time
 
-from . import archive, backends, fidelity, modules, runkey, spec, tidy
+from ..experiment import runkey, spec
+from . import backends, modules
+from ..data import archive, fidelity, tidy
 from .progress import RunProgress
 from .resources import default_timeout
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[3]
 
 
 class RunFailed(RuntimeError):
@@ -165,7 +167,7 @@ def run_dir_name(root, job: dict) -> pathlib.Path:
 def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_point=None,
                   only_rep=None, progress=print, archive=None, **backend_args) -> list:
     """All runs of a spec file (validated up front), one after the other. With `archive` (a
-    results archive directory, bbrlab/archive.py) a run the archive holds with this checkout's
+    results archive directory, bbrlab/data/archive.py) a run the archive holds with this checkout's
     keys is restored from it instead of booted; the backend is checked only for the others."""
     overrides = {"clock": clock} if clock else None
     jobs = spec.expand(spec.load(path, profile=profile, overrides=overrides))
@@ -196,7 +198,7 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
 
 
 def restore_archived(job: dict, archive_dir, dest, progress=print):
-    """The run from the results archive (bbrlab/archive.py) when it holds it with this checkout's
+    """The run from the results archive (bbrlab/data/archive.py) when it holds it with this checkout's
     keys: unpacked into `dest`, its run.json content returned, nothing booted. None when the
     archive lacks it, or holds it stale (said, naming the run: it must be rerun)."""
     name = f"{job['name']}/{job['point']}/rep{job['repetition']}"

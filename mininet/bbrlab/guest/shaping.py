@@ -8,7 +8,7 @@ a testbed.
 """
 import math
 
-from . import units
+from ..experiment import units
 
 NETEM_LIMIT_PKTS = 100000   # netem's default 1000 packets would drop ACKs at high BDPs
 

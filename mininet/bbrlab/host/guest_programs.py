@@ -22,9 +22,9 @@ from . import stamped_build
 # only for binary() (traffic.py), and there hashlib loads OpenSSL and shutil the compression
 # libraries, each page of them a ptrace stop on User-Mode Linux.
 
-PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
+PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
 REPO = PACKAGE_DIR.parents[1]
-SOURCES = {"bulk": PACKAGE_DIR / "bulk.c", "guest_init": PACKAGE_DIR / "guest_init.c"}
+SOURCES = {"bulk": PACKAGE_DIR / "guest" / "bulk.c", "guest_init": PACKAGE_DIR / "guest" / "guest_init.c"}
 BIN_DIR = REPO / "build" / "bin"
 CC = "gcc"
 CFLAGS = ["-O2", "-static", "-Wall", "-Wextra", "-Werror"]

@@ -20,10 +20,10 @@ import os
 import pathlib
 import subprocess
 
-from . import variants as registry
+from ..experiment import variants as registry
 from .backends.errors import BackendError
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[3]
 VARIANTS_DIR = REPO / "kernel" / "variants"
 BUILD_SCRIPT = REPO / "kernel" / "build-variants.sh"
 MODULES_DIR = REPO / "build" / "modules"

@@ -9,7 +9,7 @@ with `-C`. Sender and receiver sockets are sampled
 separately (samplers.py); the tools' own reports are kept in raw/ as a
 cross-check only.
 """
-from . import guest_programs
+from ..host import guest_programs
 
 BASE_PORT = 5200
 TOOLS = ("bulk", "iperf3")
