@@ -256,6 +256,9 @@ def test_a_figure_script_draws_the_experiment_the_pipeline_names(tmp_path):
     tree = synth_runs.make_fig01_tree(tmp_path / "results")
     analysis = tmp_path / "analysis"
     shutil.copytree(REPO / "analysis", analysis)
+    registry = tmp_path / "mininet" / "bbrlab" / "experiment"      # the labels come from the registry
+    registry.mkdir(parents=True)
+    shutil.copy(REPO / "mininet" / "bbrlab" / "experiment" / "variants.yaml", registry)
     script = analysis / "figures" / "ma2019" / "renamed.R"
     shutil.copy(analysis / "figures" / "ma2019" / "ma2019_fig01.R", script)
 
