@@ -9,7 +9,7 @@
 #          <out>.csv  the same rows for machines (<out.tex> with .csv instead of .tex),
 #                     plus the columns profile and reps (repetitions per point);
 #          <out>_counts.tex  the verdict counts as a sentence for the report's prose
-#                     ("Of the 41 claims, 34 are reproduced, ..."), so that no count
+#                     ("Of the 41 claims: 34 reproduced, ..."), so that no count
 #                     in the report is written by hand.
 #          All written atomically; a malformed claims file writes none.
 #
@@ -124,8 +124,8 @@ write_csv_atomic(res, sub("(\\.tex)?$", ".csv", out_tex))
 # The verdict counts as one sentence (the report's prose \input's it).
 counts_sentence <- function(res, profile) {
   k <- function(v) sum(res$verdict == v)
-  sprintf(paste0("Of the %d claims, %d are reproduced, %d qualitatively reproduced, %d not ",
-                 "reproduced and %d not run (profile \\texttt{%s})"),
+  sprintf(paste0("Of the %d claims: %d reproduced, %d qualitatively reproduced, %d not ",
+                 "reproduced, %d not run (profile \\texttt{%s})"),
           nrow(res), k("reproduced"), k("qualitatively reproduced"), k("not reproduced"),
           k("not run"), tex_escape(if (profile == "") "none" else profile))
 }

@@ -275,6 +275,9 @@ def test_min_duration_leaves_short_runs_not_run(tmp_path):
     assert rows["long"]["verdict"] == "not run"
     assert "needs runs of >= 60 s" in rows["long"]["note"]
     assert rows["short"]["verdict"] == "reproduced"
+    # the counts the report's prose inputs, written beside the table
+    counts = (tmp_path / "c_counts.tex").read_text()
+    assert "Of the 2 claims: 1 reproduced, 0 qualitatively reproduced, 0 not reproduced, 1 not run" in counts
 
 
 def test_relative_claim_over_sweep_points(tmp_path):
