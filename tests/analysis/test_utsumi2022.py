@@ -309,7 +309,17 @@ def test_claims_file_utsumi2022(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
     root, built = tree
-    rows = claims_all_reproduced("utsumi2022", root, tmp_path)
+    rows = claims_all_reproduced("utsumi2022", root, tmp_path, expected={
+        # "greatly improved regardless of the number": the tree is built from the paper's
+        # own "by 6.2 % to 95.4 %", and +6.2 % is not beyond the 15 % band (lexicon significantly)
+        "utsumi2022-fig07-fca-improved": "not reproduced",
+        # "worse a little" (lexicon slightly): the tree's indices at 80 ms are 18-33 % lower
+        "utsumi2022-fig11-bbr-worse": "qualitatively reproduced",
+        "utsumi2022-fig11-fca-worse": "qualitatively reproduced",
+        # "similar" indices: the tree's differ by 1-3 %, which on the unfairness 1 - J of an
+        # index near 1 is more than the band (the flat 15 % passed any two indices >= 0.85)
+        "utsumi2022-fig12-fca-similar": "not reproduced",
+        "utsumi2022-fig13-fca-similar": "not reproduced"})
     val = lambda cid: float(rows[f"utsumi2022-{cid}"]["mean"])  # noqa: E731
     assert val("fig04-small-off") == pytest.approx(100 * (1 - 0.7), rel=1e-2)
     assert val("fig05-small-under") == pytest.approx(0.8, rel=1e-2)
