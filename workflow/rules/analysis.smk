@@ -24,6 +24,7 @@ rule claims:
     output:
         tex=f"{GEN}/claims_{{claims}}.tex",
         csv=f"{GEN}/claims_{{claims}}.csv",
+        counts=f"{GEN}/claims_{{claims}}_counts.tex",     # the verdict counts the paper's prose inputs
     log:
         f"{RES}/logs/claims_{{claims}}.log",
     shell:

@@ -157,6 +157,7 @@ FIGURES = [f"{GEN}/{e}.pdf" for e in PROFILE_EXPERIMENTS
            if figure_script(e) and (not NS3 or len(jobs_of(e)) == len(all_jobs_of(e)))]
 CLAIMS = [f"{GEN}/claims_{c}.tex" for c in CLAIMS_PAPERS]
 CLAIMS_CSV = [f"{GEN}/claims_{c}.csv" for c in CLAIMS_PAPERS]
+CLAIMS_COUNTS = [f"{GEN}/claims_{c}_counts.tex" for c in CLAIMS_PAPERS]
 
 
 # ---- the testbed kernel and the variants' modules (kernel.smk) ----

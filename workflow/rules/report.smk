@@ -6,7 +6,7 @@ rule report:
     input:
         tex="paper/report.tex",
         sections=sorted(str(p) for p in pathlib.Path("paper/sections").glob("*.tex")),
-        generated=FIGURES + CLAIMS + NS3_COMPARE + [f"{GEN}/{t}.tex" for t in ("fidelity", "testbed", "summary")],
+        generated=FIGURES + CLAIMS + CLAIMS_COUNTS + NS3_COMPARE + [f"{GEN}/{t}.tex" for t in ("fidelity", "testbed", "summary")],
     output:
         f"{RES}/report/report.pdf",
     log:
