@@ -19,6 +19,8 @@ def offloads_off(dev: str) -> list:
 
 
 def sender_qdisc(dev: str, kind: str) -> list:
+    """The commands setting the sender's pacing qdisc on `dev`: fq as its root for kind "fq", nothing
+    for any other kind (the interface keeps its default qdisc)."""
     if kind == "fq":
         return [["tc", "qdisc", "replace", "dev", dev, "root", "fq"]]
     return []
@@ -56,6 +58,8 @@ def quickack_route(sender_ip: str, dev: str) -> list:
 
 
 def netem_delay(dev: str, delay_ms: float, change: bool = False) -> list:
+    """The command putting a netem of `delay_ms` (handle 2:, NETEM_LIMIT_PKTS) at dev's root;
+    change=True changes an existing one in place (tc qdisc change) instead of replacing it."""
     verb = "change" if change else "replace"
     return [["tc", "qdisc", verb, "dev", dev, "root", "handle", "2:", "netem",
              "delay", f"{delay_ms:g}ms", "limit", str(NETEM_LIMIT_PKTS)]]
@@ -111,6 +115,7 @@ def ingress_redirect(port: str, ifb: str) -> list:
 
 
 def ifb_name(flow_index: int) -> str:
+    """The name of flow i's (0-based) ifb device, ifbflow<i + 1>, clear of the kernel's own ifb0/ifb1."""
     return f"ifbflow{flow_index + 1}"   # the kernel creates ifb0 and ifb1 itself
 
 
