@@ -8,7 +8,7 @@ Flow i runs from snd<i> to rcv<i>. Switches are Linux bridges by default
 (`switch: linuxbridge`) or Open vSwitch bridges in standalone (learning)
 mode with no controller (`switch: ovs`). In the UML testbed ovs-vswitchd is
 started only once the guest is 10 s old: OVS 3.1.0 counts 0 CPUs before that and
-then starts no upcall handler, so nothing is forwarded (guest.wait_for_ovs_cpu_count
+then starts no upcall handler, so nothing is forwarded (driver.wait_for_ovs_cpu_count
 explains why). Addresses: snd<i> is
 10.0.1.<i>, rcv<i> is 10.0.2.<i> (one /16, so flows are told apart by address).
 MAC addresses are the kernel's own (random, from the run's seed in the UML

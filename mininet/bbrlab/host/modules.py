@@ -35,10 +35,12 @@ class ModuleError(BackendError):
 
 
 def variants() -> list:
+    """The variants' names (the registry's names(), sorted)."""
     return registry.names()
 
 
 def known() -> list:
+    """Every congestion control a spec may name (the registry's known())."""
     return registry.known()
 
 
@@ -58,6 +60,7 @@ def params_of(job: dict, variant: str) -> dict:
 
 
 def native_dir() -> pathlib.Path:
+    """Where modules built for this host's running kernel are: build/modules/<uname release>/."""
     return MODULES_DIR / os.uname().release
 
 
@@ -96,5 +99,7 @@ def for_job(job: dict, backend: str) -> list:
 
 
 def describe(modules: list) -> list:
+    """run.json's record of the loaded modules: name, params, path and the SHA-256 of each .ko
+    (which must exist), in the given order."""
     return [{"name": m["name"], "params": m["params"], "path": m["path"],
              "sha256": hashlib.sha256(pathlib.Path(m["path"]).read_bytes()).hexdigest()} for m in modules]

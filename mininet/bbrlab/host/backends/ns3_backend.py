@@ -221,6 +221,10 @@ def config_lines(job: dict, out_dir: pathlib.Path) -> list:
 
 
 class Ns3Backend(Backend):
+    """The run simulated by the ns-3 program (module docstring). build_dir: where the program is
+    compiled (default build/ns3/); cc_trace, linux_rate_interval, linux_losses, rules: the
+    switches of the module docstring; BackendError for rules not in RULES. Other options are
+    ignored."""
     name = "ns3"
     simulated = True
 
@@ -295,6 +299,9 @@ class Ns3Backend(Backend):
                                " what the spec asks (nothing was run):\n  - " + "\n  - ".join(problems))
 
     def describe(self) -> dict:
+        """run.json's testbed for an ns-3 run: backend, substrate "ns3", time "simulated", the installed
+        ns-3 version, the rules, no kernel release, and the program's path and SHA-256 (None both
+        when it is not built)."""
         program = self.program if self.program.is_file() else None
         return {"backend": self.name, "substrate": "ns3", "time": "simulated",
                 "ns3_version": ns3_version(), "ns3_rules": self.rules, "kernel_release": None,
@@ -302,6 +309,10 @@ class Ns3Backend(Backend):
                 "program_sha256": hashlib.sha256(program.read_bytes()).hexdigest() if program else None}
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
+        """Backend.execute in ns-3: builds the program if needed, writes raw/ns3.conf (the run and the
+        switches), runs the program under the tether (timeout at least 300 s plus a bound growing with
+        duration and rate: a guard against a hang, not a budget) and, when it exits 0, writes
+        raw/timeline.json on simulated time. The exit status is the program's (-1 on the timeout)."""
         program = self.build()
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"
