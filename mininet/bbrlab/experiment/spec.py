@@ -1,7 +1,7 @@
 """Experiment specs: load, validate, expand.
 
 A spec is a YAML file describing one figure's experiment as data (see
-mininet/specs/<paper>/ and the README). Loading it
+mininet/specs/<paper>/ and docs/specs.md). Loading it
 
 1. deep-merges the overrides of the chosen profile (`profiles: {quick: ...}`),
 2. validates the result against spec_schema.yaml and a few rules a schema

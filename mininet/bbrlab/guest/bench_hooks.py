@@ -10,7 +10,7 @@ spec: the spec schema has none of these keys):
     receiver_lowat_bytes  bench/host_cost_profile.py: SO_RCVLOWAT on each flow's receiver
                           once it is connected (rcvlowat.py)
 
-guest.py calls for_job(job, raw) once and then the hooks' methods at its phase boundaries.
+driver.py calls for_job(job, raw, log) once and then the hooks' methods at its phase boundaries.
 For a job without any of these keys it gets NO_HOOKS, whose methods do nothing and import
 nothing, so an ordinary run executes none of this module's measurement code.
 """
@@ -22,7 +22,7 @@ HOOK_KEYS = ("driver_profile", "proc_accounting", "receiver_lowat_bytes")
 
 
 class Hooks:
-    """The hook points of guest.main, in the order it calls them. This base does nothing."""
+    """The hook points of driver.main, in the order it calls them. This base does nothing."""
 
     def started(self) -> None:
         """Before anything of the run (modules, network) exists."""

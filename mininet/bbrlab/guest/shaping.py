@@ -2,7 +2,7 @@
 propagation delay, sender pacing qdisc, access links, random loss, receivers
 without delayed ACKs, segmentation offloads.
 
-The functions return command lines (lists of argv); guest.py runs them in the
+The functions return command lines (lists of argv); driver.py runs them in the
 right network namespace. Keeping them pure makes every knob testable without
 a testbed.
 """
@@ -129,7 +129,8 @@ def delay_device(flow_index: int, rtt_on: str, dumbbell) -> tuple:
     count against the sender's TCP Small Queues budget. Without that, a veth
     path keeps every packet charged to its socket until the receiver consumes
     it, and TSQ caps each flow's share of the bottleneck queue at about 1 ms of
-    its pacing rate (see README, "TCP Small Queues and veth").
+    its pacing rate (the report's "What the testbed taught us",
+    paper/sections/testbed_findings.tex, "Netem on the data path").
     `switch`: sw1's port toward the sender (delays ACKs). `receiver`: the
     receiver's interface (delays ACKs). `data`: sw2's port toward the receiver
     (data, after the bottleneck). `sender`: the sender's own interface (data;

@@ -86,7 +86,7 @@ def find_native(names: list) -> pathlib.Path:
 
 
 def for_job(job: dict, backend: str) -> list:
-    """[{"name", "path", "params"}] of the variants a run uses, ready for guest.load_modules():
+    """[{"name", "path", "params"}] of the variants a run uses, ready for driver.load_modules():
     built for the testbed kernel (backend "uml") or found for this host's (any other: "native").
     The backends' Backend.modules call it; ns-3 has none (its program has the variants compiled
     in, backends/ns3/bbr_variants.h, and gets their parameters in raw/ns3.conf)."""

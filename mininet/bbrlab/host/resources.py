@@ -26,8 +26,8 @@ from ..experiment import units
 
 GUEST_MEM_MB = 1024          # the UML guest's memory for runs with ordinary buffers
 HOST_SIDE_MB = 512           # runner + tidy + fidelity on an ordinary run
-# Header captures: about 50 MB of pcap per 30 s at 100 Mbit/s (README, "Per-flow queue share"),
-# parsed into per-packet records: budget ten times the pcap size.
+# Header captures: about 50 MB of pcap per 30 s at 100 Mbit/s (docs/tidy-data.md, "Per-flow queue
+# share"), parsed into per-packet records: budget ten times the pcap size.
 CAPTURE_PCAP_MB_PER_MBIT = 50 / (30 * 100)
 CAPTURE_PARSE_FACTOR = 10
 MARGIN_S = 300               # between the runner's timeout and the scheduler's limit

@@ -87,7 +87,7 @@ class Backend(abc.ABC):
         return []
 
     def guest_options(self) -> dict:
-        """job["guest"]: how the guest side (guest.py) treats the kernel it runs on:
+        """job["guest"]: how the guest side (guest/driver.py) treats the kernel it runs on:
 
             offloads_by_ioctl  turn offloads off by ioctls (offloads.py, exact on the project's
                                own testbed kernel) instead of ethtool processes
