@@ -310,9 +310,10 @@ class Ns3Backend(Backend):
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
         """Backend.execute in ns-3: builds the program if needed, writes raw/ns3.conf (the run and the
-        switches), runs the program under the tether (timeout at least 300 s plus a bound growing with
-        duration and rate: a guard against a hang, not a budget) and, when it exits 0, writes
-        raw/timeline.json on simulated time. The exit status is the program's (-1 on the timeout)."""
+        switches), runs the program under the tether and, when it exits 0, writes raw/timeline.json
+        on simulated time. timeout_s is raised to at least 300 s + 10 s per simulated second per
+        100 Mbit/s of bottleneck (a guard against a hang, not a budget). The exit status is the
+        program's (-1 on the timeout)."""
         program = self.build()
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"
