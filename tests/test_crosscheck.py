@@ -1,4 +1,4 @@
-"""The backend cross-check (`snakemake crosscheck`, README "Native backend"), short of
+"""The backend cross-check (`snakemake crosscheck`, docs/native-backend.md), short of
 running it: its specs and config key, the pipeline's plan (both backends into separate
 trees, nothing added to the default target), the refusal before anything runs when a
 backend cannot run here, and analysis/crosscheck.R on constructed and copied run trees.

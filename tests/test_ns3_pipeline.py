@@ -1,4 +1,4 @@
-"""The pipeline's ns-3 switch (README "ns-3 backend"), short of running it: `--config
+"""The pipeline's ns-3 switch (docs/ns3-backend.md), short of running it: `--config
 backend=ns3` plans the configured runs ns-3 accepts into results/<profile>-ns3/ and none it
 refuses, with no kernel or module build; `compare_ns3` adds the published / ns-3 / kernel
 table to the kernel report; analysis/ns3_compare.R on constructed claims CSVs. Nothing runs."""

@@ -418,7 +418,8 @@ def test_quick_profile_budget():
     the first quick sweep used 2692 host CPU-s, 3.45 per simulated second (deep buffers and
     up to ten flows at 100 Mbit/s; boot included); with Tang's 1008 the two papers took
     34 min 44 s on 2 cores, over the issue's 30. At that measured rate the quick sweep must
-    stay within 2100 CPU-s (README "Time" has the measurement of this sweep)."""
+    stay within 2100 CPU-s (bench/README.md, "The pipeline's wall time", has the measurement
+    of this sweep)."""
     runs = [r for e in EXPERIMENTS for r in load_runs(e, "quick")]
     cost = sum(3.45 * r["duration_s"] for r in runs)
     assert cost <= 2100, (len(runs), cost)

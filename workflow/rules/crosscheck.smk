@@ -1,4 +1,4 @@
-# Backend cross-check (README "Native backend"): `snakemake --cores all crosscheck` runs the
+# Backend cross-check (docs/native-backend.md): `snakemake --cores all crosscheck` runs the
 # experiments whose config/experiments.csv row lists profile `crosscheck` (mininet/specs/crosscheck/)
 # on the uml backend (their own clock, virtual) and on the native backend (real clock, as root) into
 # separate trees and prints per-metric differences (analysis/crosscheck.R). Not part of `all`. The

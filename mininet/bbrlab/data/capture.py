@@ -46,7 +46,8 @@ FLOW_QUEUE_COLUMNS = ["t_s", "flow", "backlog_bytes", "backlog_pkts", "drops"]
 
 
 class CaptureError(RuntimeError):
-    pass
+    """A capture file this module cannot read: not a pcap file, or not Ethernet frames.
+    The message names the file and what is wrong with it."""
 
 
 # --- in the testbed: where to capture ---------------------------------------------------

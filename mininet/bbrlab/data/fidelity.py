@@ -73,10 +73,13 @@ AT_CEILING = 0.9            # an advertised window this close to its ceiling is 
 
 
 def ping_rtts(text: str) -> list:
+    """The round-trip times (ms) of every `time=... ms` reply line in ping's output, in order."""
     return [float(m) for m in PING_TIME.findall(text)]
 
 
 def check(name, subject, configured, measured, tolerance, unit, ok, note=None) -> dict:
+    """One check's entry of run.json's fidelity block: name, subject, configured and measured value,
+    tolerance, unit and ok (a bool); `note` only when given."""
     entry = {"name": name, "subject": subject, "configured": configured, "measured": measured,
              "tolerance": tolerance, "unit": unit, "ok": bool(ok)}
     if note:
@@ -85,6 +88,9 @@ def check(name, subject, configured, measured, tolerance, unit, ok, note=None) -
 
 
 def base_rtt_checks(raw: pathlib.Path, job: dict) -> list:
+    """One base_rtt check per flow: the median of raw/ping_<flow>.txt's replies after the first
+    against the flow's configured rtt_ms, within fidelity.base_rtt_tolerance_ms. Fewer than 5
+    replies (or no file) fails the check, saying how many there were."""
     tol = job["fidelity"]["base_rtt_tolerance_ms"]
     out = []
     for flow in job["flows"]:
@@ -112,6 +118,9 @@ def backlogged_rate_mbps(queue: list, min_backlog_bytes: int):
 
 
 def rate_check(queue: list, job: dict) -> dict:
+    """The bottleneck_rate check: the dequeue rate over the intervals where the queue (tidy queue
+    rows) held at least two frames at both ends, against bottleneck.rate_mbps within the relative
+    fidelity.rate_tolerance. Less than 1 s of backlog passes with a note saying it was not checked."""
     bn = job["bottleneck"]
     tol = job["fidelity"]["rate_tolerance"]
     rate, seconds = backlogged_rate_mbps(queue, 2 * units.frame_bytes(job["mtu_bytes"]))
@@ -123,6 +132,9 @@ def rate_check(queue: list, job: dict) -> dict:
 
 
 def cpu_checks(raw: pathlib.Path, job: dict, t0: float) -> list:
+    """[guest_cpu, timer_lateness] over the run's window [t0, t0 + duration_s]: the mean busy fraction
+    of raw/cpu.jsonl against fidelity.max_cpu_busy, and the 99th percentile of every sampler's
+    late_ms (raw/*.jsonl) against fidelity.max_timer_lateness_ms. No samples fails the check."""
     fid = job["fidelity"]
     cpu = [r for r in tidy.read_jsonl(raw / "cpu.jsonl")
            if r.get("busy") is not None and 0 <= r["t"] - t0 <= job["duration_s"]]
@@ -142,6 +154,8 @@ DECOUPLING_PLACEMENTS = ("ingress", "sender")
 
 
 def decoupling_check(job: dict) -> dict:
+    """The sender_decoupled check: passes when the spec's rtt_on places netem where it orphans packets
+    from their sender's TCP Small Queues budget (DECOUPLING_PLACEMENTS); reads nothing from raw/."""
     placement = job["rtt_on"]
     return check("sender_decoupled", "netem placement", "ingress or sender", placement, None, "rtt_on",
                  placement in DECOUPLING_PLACEMENTS,
@@ -165,6 +179,10 @@ def unread_after_window(raw: pathlib.Path, stat: dict, window_end: float) -> boo
 
 
 def capture_check(raw: pathlib.Path, job: dict, tidy_data: dict) -> dict:
+    """The capture check (`capture: bottleneck` runs): fails, naming each problem in its note, when a
+    tcpdump lost packets within the window (raw/capture.json), a dequeued packet was never seen
+    entering the queue, or the per-flow backlogs (tidy_data["flow_queue"]) differ from the qdisc's
+    by more than fidelity.capture_max_mean_error_pkts packets on average over the window."""
     stats = json.loads((raw / "capture.json").read_text()) if (raw / "capture.json").exists() else []
     timeline = json.loads((raw / "timeline.json").read_text()) if (raw / "timeline.json").exists() else {}
     window_end = timeline.get("t0", float("inf")) + job["duration_s"]
@@ -213,6 +231,9 @@ def loss_counts(raw: pathlib.Path) -> tuple:
 
 
 def loss_check(raw: pathlib.Path, job: dict) -> dict:
+    """The random_loss check: the fraction the loss netems dropped (raw/loss.json) against
+    bottleneck.loss_rate, passing within LOSS_SIGMAS binomial standard deviations. No counters
+    recorded fails."""
     rate = job["bottleneck"]["loss_rate"]
     seen, dropped = loss_counts(raw)
     if not seen:
@@ -244,6 +265,9 @@ def acks_per_segment(raw: pathlib.Path, flow: int) -> tuple:
 
 
 def delayed_ack_checks(raw: pathlib.Path, job: dict) -> list:
+    """One delayed_ack check per flow: the receiver socket's segments sent per data segment received,
+    at its last sample with tcp_info, must be at least MIN_ACKS_PER_SEGMENT. A flow without that
+    sample fails."""
     out = []
     for flow in job["flows"]:
         sent, received = acks_per_segment(raw, flow["flow"])
@@ -268,6 +292,10 @@ def window_ceiling(raw: pathlib.Path, flow: int):
 
 
 def socket_buffer_checks(raw: pathlib.Path, job: dict) -> list:
+    """One socket_buffers check per flow: from the sender's last tcp_info, the share of its busy time
+    limited by the send buffer or by a receive window at AT_CEILING of its ceiling
+    (window_ceiling; all receive-window-limited time when the ceiling was not recorded) must be at
+    most MAX_HOST_LIMITED. The note gives each component in seconds and the peak advertised window."""
     out = []
     for flow in job["flows"]:
         series = with_info(tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_snd{flow['flow']}.jsonl"),
@@ -322,6 +350,10 @@ def variant_state_checks(raw: pathlib.Path, job: dict) -> list:
 
 
 def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
+    """The run's fidelity verdict {"valid": every check ok, "checks": [...]} from run_dir/raw and the
+    rows make_tidy returned (tidy_data). The checks the module docstring lists, each only where it
+    applies: capture when tidy_data has flow_queue, random_loss with a loss rate, delayed_ack with
+    delayed ACKs off, and none of the guest-side ones for a simulated backend. Writes nothing."""
     raw = run_dir / "raw"
     simulated = backends.is_simulated(job.get("backend"))      # Backend.simulated
     checks = base_rtt_checks(raw, job)

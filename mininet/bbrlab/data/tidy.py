@@ -117,6 +117,9 @@ def _mbps(bytes_per_s):
 
 
 def tcp_rows(flow: int, samples: list, t0: float) -> list:
+    """Rows of tidy/tcp.csv (TCP_COLUMNS) for one flow from its sender's socket samples: the data
+    connection to the flow's port (data_socket_series), without handshake samples; times relative
+    to t0; sentinel values (all ones) become None."""
     rows = []
     for t, sock in data_socket_series(samples, traffic.port(flow), local=False, counter="bytes_acked"):
         if sock["state"] in ("syn_sent", "syn_recv"):
@@ -165,6 +168,8 @@ def queue_rows(samples: list, t0: float, rate_mbps: float) -> list:
 
 
 def write_csv(path: pathlib.Path, columns: list, rows: list) -> None:
+    """Write rows as CSV with exactly `columns` (None as an empty field) to path.csv.tmp, then rename
+    it to path, so a reader never sees half a file. Row keys not in columns are left out."""
     tmp = path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns, extrasaction="raise")

@@ -48,6 +48,9 @@ class TableError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
+    """One row of the experiments table (config/experiments.csv), as load() checked it: name, paper
+    key ("" for none), items and profiles as tuples, and the spec, figure script and report section
+    as paths relative to the tree's root (figure and section "" only when paper is "")."""
     name: str
     paper: str
     items: tuple
@@ -59,6 +62,8 @@ class Experiment:
 
 @dataclasses.dataclass(frozen=True)
 class Paper:
+    """One row of the papers table (paper/papers.csv): key, citation, title, seed (its file in the
+    papers' folder) and claims (its claims file), as strings."""
     key: str
     citation: str
     title: str
@@ -109,6 +114,7 @@ def load(root=".") -> tuple:
 
 
 def of_profile(experiments: dict, profile: str) -> list:
+    """The experiments whose profiles include `profile`, in table order; [] for a profile none lists."""
     return [e for e in experiments.values() if profile in e.profiles]
 
 

@@ -39,12 +39,15 @@ def cc_name(cc) -> str:
 
 
 def rate_text(mbps) -> str:
+    """A rate given in Mbit/s as text: whole Gbit/s as "1 Gbit/s", everything else as "10 Mbit/s"."""
     if mbps >= 1000 and float(mbps) % 1000 == 0:
         return f"{num(mbps / 1000)} Gbit/s"
     return f"{num(mbps)} Mbit/s"
 
 
 def bytes_text(n) -> str:
+    """A byte count as text: "1.5 MB" from 100 000 bytes up, "64 kB" from 1000, else "500 B" (decimal
+    units)."""
     if n >= 100_000:
         return f"{num(n / 1e6)} MB"
     if n >= 1000:
@@ -67,6 +70,8 @@ def param_text(name: str, value) -> str:
 
 
 def params_text(params) -> str:
+    """A flow's module_params as text, "alpha 1.5, gain 2" (param_text of each, sorted by name); a
+    value that is not a mapping is written as num() writes it."""
     if not isinstance(params, dict):
         return num(params)
     return ", ".join(param_text(k, v) for k, v in sorted(params.items()))

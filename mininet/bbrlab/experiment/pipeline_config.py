@@ -21,6 +21,10 @@ class ConfigError(ValueError):
 
 
 def validate(config: dict, schema_path) -> dict:
+    """Check `config` against the schema at schema_path (YAML) and return it, changed in place: each
+    top-level default the schema has fills a missing key, and a boolean key's "true"/"false"
+    string becomes the boolean. Raises ConfigError naming the key (the first refused one in key
+    order), the schema's reason and the schema file."""
     schema = yaml.safe_load(pathlib.Path(schema_path).read_text())
     for key, prop in (schema.get("properties") or {}).items():
         if "default" in prop and key not in config:

@@ -1,7 +1,7 @@
 """Experiment specs: load, validate, expand.
 
 A spec is a YAML file describing one figure's experiment as data (see
-mininet/specs/<paper>/ and the README). Loading it
+mininet/specs/<paper>/ and docs/specs.md). Loading it
 
 1. deep-merges the overrides of the chosen profile (`profiles: {quick: ...}`),
 2. validates the result against spec_schema.yaml and a few rules a schema
@@ -70,6 +70,8 @@ class SpecError(ValueError):
 
 
 def deep_merge(base: dict, over: dict) -> dict:
+    """A deep copy of base with over merged in: nested mappings merge key by key, any other value of
+    over (lists included) replaces base's. Neither argument is changed."""
     out = copy.deepcopy(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -100,6 +102,10 @@ def load(path, profile=None, overrides=None) -> dict:
 
 
 def resolve(raw, source="spec", profile=None, overrides=None) -> dict:
+    """A spec mapping (`raw`, as read from YAML) merged with the overrides of `profile` (when its
+    `profiles` block has one) and then with `overrides`, validated (validate() and point_labels
+    against every profile's sweep), with `profiles` removed and `profile` set. `raw` is not
+    changed; SpecError naming `source`, the field and the reason on the first problem."""
     if not isinstance(raw, dict):
         _fail(source, [], "a spec must be a mapping")
     spec = copy.deepcopy(raw)

@@ -85,14 +85,18 @@ def _entry(cc: str) -> dict:
 
 
 def built_in() -> list:
+    """The congestion controls compiled into the testbed kernel (variants.yaml built_in), in file
+    order; they load no module and take no module parameters."""
     return list(_data()["built_in"])
 
 
 def names() -> list:
+    """The variants (variants.yaml variants, one kernel/variants/<name>.patch each), sorted."""
     return sorted(_data()["variants"])
 
 
 def known() -> list:
+    """Every congestion control a spec may name: built_in() then names()."""
     return built_in() + names()
 
 
@@ -145,6 +149,8 @@ def parameters(variant: str) -> dict:
 
 
 def range_text(variant: str, param: str) -> str:
+    """The accepted values of a variant's module parameter as text, "an integer in [0, 100]
+    (default 50)"; KeyError for an unknown parameter."""
     p = parameters(variant)[param]
     return f"an integer in [{p['min']}, {p['max']}] (default {p['default']})"
 
@@ -186,6 +192,9 @@ def c_header(variant: str) -> str:
 
 
 def main(argv) -> int:
+    """The script's command line (argv without the program name): `names` prints one variant a
+    line, `header NAME` writes NAME_params.h (c_header) to stdout. Returns the exit status: 0,
+    1 for an unknown variant (named on stderr), 2 with the usage for anything else."""
     if argv[:1] == ["names"] and len(argv) == 1:
         print("\n".join(names()))
         return 0

@@ -10,7 +10,7 @@ spec: the spec schema has none of these keys):
     receiver_lowat_bytes  bench/host_cost_profile.py: SO_RCVLOWAT on each flow's receiver
                           once it is connected (rcvlowat.py)
 
-guest.py calls for_job(job, raw) once and then the hooks' methods at its phase boundaries.
+driver.py calls for_job(job, raw, log) once and then the hooks' methods at its phase boundaries.
 For a job without any of these keys it gets NO_HOOKS, whose methods do nothing and import
 nothing, so an ordinary run executes none of this module's measurement code.
 """
@@ -22,7 +22,7 @@ HOOK_KEYS = ("driver_profile", "proc_accounting", "receiver_lowat_bytes")
 
 
 class Hooks:
-    """The hook points of guest.main, in the order it calls them. This base does nothing."""
+    """The hook points of driver.main, in the order it calls them. This base does nothing."""
 
     def started(self) -> None:
         """Before anything of the run (modules, network) exists."""
@@ -56,6 +56,7 @@ class BenchHooks(Hooks):
         self.acct = None
 
     def started(self) -> None:
+        """With proc_accounting: imports procacct and records the global counters as mark "start"."""
         if self.job.get("proc_accounting"):
             from . import procacct
             self.procacct = procacct
@@ -75,6 +76,8 @@ class BenchHooks(Hooks):
         return profile
 
     def set_up(self) -> None:
+        """Ends the driver profile (raw/driver_setup.pstats) and, with proc_accounting, records mark
+        "setup_done"."""
         if self.profile is not None:
             self.profile.disable()
             self.profile.dump_stats(str(self.raw / "driver_setup.pstats"))
@@ -82,21 +85,28 @@ class BenchHooks(Hooks):
             self.marks["setup_done"] = self.procacct.global_counters()
 
     def samplers_started(self, t0: float, tail_s: float) -> None:
+        """With proc_accounting: records mark "samplers_started" and starts procacct's snapshot thread
+        over the job's window (raw/procacct_{start,end,after}.json)."""
         if self.marks is not None:
             self.marks["samplers_started"] = self.procacct.global_counters()
             self.acct = self.procacct.start_thread(self.job, self.raw, t0, tail_s)
 
     def flow_started(self, job: dict, servers: list, i: int) -> None:
+        """With receiver_lowat_bytes: sets SO_RCVLOWAT on flow i's receiver socket once it is connected
+        (rcvlowat.apply_when_connected, in the background)."""
         if job.get("receiver_lowat_bytes"):
             from . import rcvlowat, traffic
             rcvlowat.apply_when_connected(servers[i][0].pid, traffic.port(job["flows"][i]["flow"]),
                                           job["receiver_lowat_bytes"], self.log)
 
     def flows_done(self) -> None:
+        """Waits up to 30 s for procacct's snapshot thread, when one runs."""
         if self.acct is not None:
             self.acct.join(timeout=30)
 
     def experiment_done(self) -> None:
+        """With proc_accounting: records mark "experiment_done" and writes every mark to
+        raw/procacct_marks.json (atomically)."""
         if self.marks is not None:
             self.marks["experiment_done"] = self.procacct.global_counters()
             self.procacct.write_atomic(self.raw / "procacct_marks.json", self.marks)

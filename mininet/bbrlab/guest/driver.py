@@ -48,6 +48,8 @@ TAIL_S = 1.0          # and this long after the last flow stops
 
 
 def log(msg: str) -> None:
+    """Print one line to stdout (the guest's console), prefixed "bbrlab-guest [HH:MM:SS]" with the
+    guest's wall clock, and flush it at once."""
     print(f"bbrlab-guest [{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
@@ -180,6 +182,8 @@ def randomness(kernel_log: str) -> dict:
 
 
 def check_congestion_controls(job: dict) -> list:
+    """The congestion controls the testbed kernel offers (tcp_available_congestion_control); raises
+    RuntimeError naming every flow's congestion control that is not among them."""
     available = pathlib.Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     missing = sorted({f["cc"] for f in job["flows"]} - set(available))
     if missing:
@@ -483,6 +487,12 @@ def snapshot(db, raw: pathlib.Path) -> None:
 
 
 def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> tuple:
+    """Run traffic.schedule(job) (plus the snapshot at job["snapshot_at_s"], when set) on time,
+    sleeping until t0 + each event's at_s: a flow start launches its sender on snd<i> (report in
+    raw/<tool>_sender_<flow>.json) and calls on_start(i) with its 0-based index; an RTT change
+    changes the flow's netem delay in place. Returns (the events as executed, each with its actual
+    t_s after t0, [(sender process, its open report file)]); the caller waits for the senders and
+    closes the files."""
     executed, clients = [], []
     events = traffic.schedule(job)
     if job["snapshot_at_s"] is not None:

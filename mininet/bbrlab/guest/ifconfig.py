@@ -50,6 +50,7 @@ def _up(sock, dev: str) -> None:
 
 
 def netmask(prefix_len: int) -> str:
+    """The dotted IPv4 netmask of a prefix length, "255.255.0.0" for 16; ValueError outside 0-32."""
     if not 0 <= prefix_len <= 32:
         raise ValueError(f"prefix length must be 0-32, got {prefix_len}")
     return socket.inet_ntoa(struct.pack("!I", (0xFFFFFFFF << (32 - prefix_len)) & 0xFFFFFFFF))

@@ -88,6 +88,8 @@ def decode_tcp_info(data: bytes) -> dict:
 
 
 def decode_bbr_info(data: bytes) -> dict:
+    """struct tcp_bbr_info (INET_DIAG_BBRINFO) as {bw_bytes_per_s (the 64-bit bandwidth as reported,
+    flag bits included), min_rtt_us, pacing_gain, cwnd_gain (gains as factors, 256 = 1.0)}."""
     bw_lo, bw_hi, min_rtt, pacing_gain, cwnd_gain = struct.unpack_from("=5I", data)
     return {"bw_bytes_per_s": (bw_hi << 32) | bw_lo, "min_rtt_us": min_rtt,
             "pacing_gain": pacing_gain / 256.0, "cwnd_gain": cwnd_gain / 256.0}
@@ -164,20 +166,25 @@ def _dump(protocol: int, request: bytes, sock=None) -> list:
 
 
 def tcp_dump_request(family=socket.AF_INET, seq=1) -> bytes:
+    """The netlink message asking sock_diag for every TCP socket of `family` in STATE_MASK's states,
+    with tcp_info, the congestion control's info and its name."""
     ext = (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_VEGASINFO - 1)) | (1 << (INET_DIAG_CONG - 1))
     req = struct.pack("=BBBxI", family, socket.IPPROTO_TCP, ext, STATE_MASK) + bytes(48)
     return _nlmsg(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, req, seq)
 
 
 def qdisc_dump_request(seq=1) -> bytes:
+    """The rtnetlink message asking for every qdisc of the namespace (RTM_GETQDISC dump)."""
     return _nlmsg(RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, struct.pack("=B3xiIII", 0, 0, 0, 0, 0), seq)
 
 
 def decode_tcp_dump(chunks) -> list:
+    """The sockets (decode_inet_diag) of a sock_diag dump's reply chunks; other messages are skipped."""
     return [decode_inet_diag(p) for c in chunks for t, p in iter_messages(c) if t == SOCK_DIAG_BY_FAMILY]
 
 
 def decode_qdisc_dump(chunks) -> list:
+    """The qdiscs (decode_qdisc) of an RTM_GETQDISC dump's reply chunks; other messages are skipped."""
     return [decode_qdisc(p) for c in chunks for t, p in iter_messages(c) if t == RTM_NEWQDISC]
 
 
@@ -189,6 +196,8 @@ class TcpSockets:
         self.seq = 0
 
     def raw(self) -> list:
+        """One dump of the namespace's IPv4 then IPv6 TCP sockets: the raw reply chunks (bytes); OSError
+        when the kernel answers with an error."""
         chunks = []
         for family in (socket.AF_INET, socket.AF_INET6):
             self.seq += 1
@@ -196,6 +205,7 @@ class TcpSockets:
         return chunks
 
     def read(self) -> list:
+        """One dump, decoded: a dict per socket (decode_inet_diag)."""
         return decode_tcp_dump(self.raw())
 
 
@@ -208,9 +218,11 @@ class Qdiscs:
         self.seq = 0
 
     def raw(self) -> list:
+        """One dump of the namespace's qdiscs: the raw reply chunks (bytes), every device's."""
         self.seq += 1
         return _dump(NETLINK_ROUTE, qdisc_dump_request(seq=self.seq), self.sock)
 
     def read(self) -> list:
+        """One dump, decoded (decode_qdisc), keeping only the device given at construction (all without)."""
         qds = decode_qdisc_dump(self.raw())
         return [q for q in qds if self.ifindex is None or q["ifindex"] == self.ifindex]

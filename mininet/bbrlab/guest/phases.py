@@ -12,7 +12,7 @@ boot_s is the time from the testbed's start to BOOTED, setup_s from BOOTED (or, 
 from the start) to SET_UP: the driver's start, the modules, the dumbbell and its shaping. The
 guest writes nothing for this (a file the guest created before the flows changed them: the
 runs' ephemeral ports moved), so nothing the flows see changes. Resolution: the poll interval.
-Standard library only: guest.py imports SET_UP from here.
+Standard library only: driver.py imports SET_UP from here.
 """
 import pathlib
 import time

@@ -73,6 +73,7 @@ def snapshot(proc="/proc") -> dict:
 
 
 def write_atomic(path: pathlib.Path, data: dict) -> None:
+    """Write `data` as compact JSON to path.tmp, then rename it to path."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, separators=(",", ":")))
     tmp.rename(path)

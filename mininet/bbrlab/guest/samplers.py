@@ -31,7 +31,7 @@ import sys
 import time
 
 from . import netlink
-from .netns import in_netns  # noqa: F401  (guest.py calls it as samplers.in_netns)
+from .netns import in_netns  # noqa: F401  (driver.py calls it as samplers.in_netns)
 
 TCP_FIELDS = ("state", "ca_state", "snd_mss", "unacked", "sacked", "lost", "retrans", "rtt", "rttvar",
               "snd_cwnd", "total_retrans", "pacing_rate", "bytes_acked", "bytes_received",
@@ -49,6 +49,9 @@ def _on_signal(_sig, _frame):
 
 
 def socket_record(reader, ports) -> dict:
+    """{"socks": [...]}: every socket the reader sees whose own or peer port is in `ports` (all of
+    them when ports is empty), each with its addresses, ports, state, congestion control, the
+    TCP_FIELDS of its tcp_info and its BBR info when it has one."""
     socks = []
     for s in reader.read():
         if ports and s["sport"] not in ports and s["dport"] not in ports:
@@ -64,6 +67,7 @@ def socket_record(reader, ports) -> dict:
 
 
 class CpuReader:
+    """The guest's CPU busy fraction between successive calls of record(), from /proc/stat."""
     def __init__(self):
         self.prev = self._read()
 
@@ -74,6 +78,8 @@ class CpuReader:
         return sum(fields), fields[3] + (fields[4] if len(fields) > 4 else 0)
 
     def record(self) -> dict:
+        """{"busy": 1 - idle share (idle and iowait) of the jiffies since the previous call (or since
+        construction)}; busy is None when no jiffy has passed."""
         total, idle = self._read()
         ptotal, pidle = self.prev
         self.prev = (total, idle)
@@ -99,6 +105,10 @@ def build_targets(config: dict) -> list:
 
 
 def run(config: dict) -> None:
+    """Sample every configured target (build_targets) on the grid start + k * tick_s until the
+    config's `until` (epoch s; forever without it) or a SIGTERM/SIGINT, appending one JSON line
+    per sample to each target's `out`. Prints "ready" once every reader is open; skips grid points
+    already missed rather than catching up; closes the files however it ends."""
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     targets = build_targets(config)
@@ -169,6 +179,7 @@ class Forked:
         self.returncode = None
 
     def poll(self):
+        """The child's exit code once it has ended (reaped without blocking), else None."""
         if self.returncode is None:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
@@ -176,10 +187,13 @@ class Forked:
         return self.returncode
 
     def send_signal(self, sig) -> None:
+        """Send `sig` to the child unless it has already ended."""
         if self.poll() is None:
             os.kill(self.pid, sig)
 
     def wait(self, timeout=None) -> int:
+        """Wait for the child to end (polling every 50 ms) and return its exit code; TimeoutError after
+        `timeout` seconds when it still runs."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.poll() is None:
             if deadline is not None and time.monotonic() > deadline:
@@ -189,6 +203,8 @@ class Forked:
 
 
 def main(argv=None) -> None:
+    """`python3 -m bbrlab.guest.samplers CONFIG.json`: run(the config read from that file); exits
+    with the usage for any other argument count."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         sys.exit("usage: python3 -m bbrlab.guest.samplers CONFIG.json")

@@ -2,7 +2,7 @@
 propagation delay, sender pacing qdisc, access links, random loss, receivers
 without delayed ACKs, segmentation offloads.
 
-The functions return command lines (lists of argv); guest.py runs them in the
+The functions return command lines (lists of argv); driver.py runs them in the
 right network namespace. Keeping them pure makes every knob testable without
 a testbed.
 """
@@ -19,6 +19,8 @@ def offloads_off(dev: str) -> list:
 
 
 def sender_qdisc(dev: str, kind: str) -> list:
+    """The commands setting the sender's pacing qdisc on `dev`: fq as its root for kind "fq", nothing
+    for any other kind (the interface keeps its default qdisc)."""
     if kind == "fq":
         return [["tc", "qdisc", "replace", "dev", dev, "root", "fq"]]
     return []
@@ -56,6 +58,8 @@ def quickack_route(sender_ip: str, dev: str) -> list:
 
 
 def netem_delay(dev: str, delay_ms: float, change: bool = False) -> list:
+    """The command putting a netem of `delay_ms` (handle 2:, NETEM_LIMIT_PKTS) at dev's root;
+    change=True changes an existing one in place (tc qdisc change) instead of replacing it."""
     verb = "change" if change else "replace"
     return [["tc", "qdisc", verb, "dev", dev, "root", "handle", "2:", "netem",
              "delay", f"{delay_ms:g}ms", "limit", str(NETEM_LIMIT_PKTS)]]
@@ -111,6 +115,7 @@ def ingress_redirect(port: str, ifb: str) -> list:
 
 
 def ifb_name(flow_index: int) -> str:
+    """The name of flow i's (0-based) ifb device, ifbflow<i + 1>, clear of the kernel's own ifb0/ifb1."""
     return f"ifbflow{flow_index + 1}"   # the kernel creates ifb0 and ifb1 itself
 
 
@@ -124,7 +129,8 @@ def delay_device(flow_index: int, rtt_on: str, dumbbell) -> tuple:
     count against the sender's TCP Small Queues budget. Without that, a veth
     path keeps every packet charged to its socket until the receiver consumes
     it, and TSQ caps each flow's share of the bottleneck queue at about 1 ms of
-    its pacing rate (see README, "TCP Small Queues and veth").
+    its pacing rate (the report's "What the testbed taught us",
+    paper/sections/testbed_findings.tex, "Netem on the data path").
     `switch`: sw1's port toward the sender (delays ACKs). `receiver`: the
     receiver's interface (delays ACKs). `data`: sw2's port toward the receiver
     (data, after the bottleneck). `sender`: the sender's own interface (data;

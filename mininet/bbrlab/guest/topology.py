@@ -8,7 +8,7 @@ Flow i runs from snd<i> to rcv<i>. Switches are Linux bridges by default
 (`switch: linuxbridge`) or Open vSwitch bridges in standalone (learning)
 mode with no controller (`switch: ovs`). In the UML testbed ovs-vswitchd is
 started only once the guest is 10 s old: OVS 3.1.0 counts 0 CPUs before that and
-then starts no upcall handler, so nothing is forwarded (guest.wait_for_ovs_cpu_count
+then starts no upcall handler, so nothing is forwarded (driver.wait_for_ovs_cpu_count
 explains why). Addresses: snd<i> is
 10.0.1.<i>, rcv<i> is 10.0.2.<i> (one /16, so flows are told apart by address).
 MAC addresses are the kernel's own (random, from the run's seed in the UML
@@ -36,6 +36,9 @@ from . import ifconfig, netns, veth
 
 @dataclass
 class Dumbbell:
+    """The started dumbbell: the Mininet network, snd<i> and rcv<i> nodes in flow order (index i for
+    flow i + 1), the bottleneck interface, the switch ports facing each sender and receiver in the
+    same order, and every node's interface names."""
     net: Mininet
     senders: list
     receivers: list
@@ -52,7 +55,13 @@ NO_IFCONFIG = {"up": None}
 
 
 class DumbbellTopo(Topo):
+    """The dumbbell's nodes and links (sw1 - sw2 on port 1 of each, snd<i> on sw1 and rcv<i> on sw2
+    at port i + 1), addresses 10.0.1.<i>/16 and 10.0.2.<i>/16."""
     def build(self, n_flows: int, mtu: int = 1500, bridge_ports_up: bool = False):  # pylint: disable=arguments-differ
+        """Add two switches and n_flows sender/receiver pairs. Host interfaces skip Mininet's `ifconfig
+        up` (they come up with their address); switch ports do too unless bridge_ports_up (Open
+        vSwitch, which does not bring its ports up). `mtu` is accepted for Topo's signature only:
+        set_mtu applies it once the network is up."""
         port = {} if bridge_ports_up else NO_IFCONFIG
         sw1, sw2 = self.addSwitch("sw1"), self.addSwitch("sw2")
         self.addLink(sw1, sw2, port1=1, port2=1, params1=dict(port), params2=dict(port))
@@ -128,6 +137,9 @@ class Host(MininetHost):
     SHELL = ("dash", "-is")
 
     def startShell(self, mnopts=None):
+        """Start the node's shell (SHELL under mnexec, in its own network namespace when inNamespace) on a
+        pseudo-terminal without echo and wait for its first prompt; RuntimeError if it already runs.
+        Sets what Mininet's Node.startShell sets (shell, stdin/stdout, pid, the poll object)."""
         if self.shell:
             raise RuntimeError(f"{self.name}: shell is already running")
         opts = ("-d" if mnopts is None else mnopts) + ("n" if self.inNamespace else "")
@@ -175,6 +187,9 @@ class VethLink(Link):
     @classmethod
     def makeIntfPair(cls, intfname1, intfname2, addr1=None, addr2=None, node1=None, node2=None,
                      deleteIntfs=True):
+        """Make the veth pair intfname1 (in node1's namespace) / intfname2 (in node2's, the root's when
+        node2 is None) by veth.make_pair; with deleteIntfs or without node1, Mininet's own way.
+        Returns what Mininet's makeIntfPair returns."""
         if deleteIntfs or node1 is None:
             return super().makeIntfPair(intfname1, intfname2, addr1, addr2, node1, node2, deleteIntfs)
         here = None if node1.pid == os.getpid() else node1.pid
@@ -229,4 +244,5 @@ def set_mtu(net: Mininet, mtu: int) -> None:
 
 
 def ip_of(node) -> str:
+    """The node's IPv4 address as Mininet recorded it (node.IP())."""
     return node.IP()

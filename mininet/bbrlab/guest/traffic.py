@@ -17,10 +17,13 @@ BULK = str(guest_programs.binary("bulk"))     # built on the host before the tes
 
 
 def port(flow_number: int) -> int:
+    """The port flow `flow_number` (1-based) receives on: BASE_PORT + flow_number."""
     return BASE_PORT + flow_number
 
 
 def tool(job: dict) -> str:
+    """The job's traffic tool ("bulk" unless traffic_tool says otherwise); ValueError for one not in
+    TOOLS."""
     name = job.get("traffic_tool", "bulk")
     if name not in TOOLS:
         raise ValueError(f"traffic_tool must be one of {', '.join(TOOLS)}, got {name!r}")
@@ -28,12 +31,17 @@ def tool(job: dict) -> str:
 
 
 def server_cmd(flow_number: int, name: str = "bulk") -> list:
+    """The receiver's argv for flow `flow_number` with tool `name`: bulk receives on the flow's port;
+    iperf3 serves one test there (-1) and reports JSON."""
     if name == "iperf3":
         return ["iperf3", "-s", "-1", "-p", str(port(flow_number)), "-J"]
     return [BULK, "receive", str(port(flow_number))]
 
 
 def client_cmd(flow: dict, server_ip: str, name: str = "bulk") -> list:
+    """The sender's argv for `flow` toward server_ip with tool `name`: sends for stop_s - start_s
+    seconds to the flow's port with the flow's congestion control (iperf3 with JSON reports each
+    second)."""
     seconds = flow["stop_s"] - flow["start_s"]
     if name == "iperf3":
         return ["iperf3", "-c", server_ip, "-p", str(port(flow["flow"])), "-t", f"{seconds:g}",

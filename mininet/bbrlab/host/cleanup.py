@@ -36,6 +36,9 @@ SWITCHES = ("sw1", "sw2")
 
 @dataclass
 class HostState:
+    """What observe() saw on this host: processes (pid -> (command line, network namespace)), link
+    names of the root namespace, loaded kernel modules, Open vSwitch bridges, and this process's
+    own network namespace."""
     processes: dict = field(default_factory=dict)   # pid -> (command line, network namespace id)
     links: list = field(default_factory=list)       # link names of the root network namespace
     modules: list = field(default_factory=list)     # loaded kernel modules
@@ -45,6 +48,7 @@ class HostState:
 
 @dataclass
 class Plan:
+    """What clean() removes: the pids to kill, then the commands to run, in order. False when empty."""
     kill: list = field(default_factory=list)        # pids
     commands: list = field(default_factory=list)    # argv lists
 
@@ -52,6 +56,7 @@ class Plan:
         return bool(self.kill or self.commands)
 
     def describe(self) -> list:
+        """One line per action, kills first ("kill 123"), then each command's argv joined by spaces."""
         return ([f"kill {pid}" for pid in self.kill] + [" ".join(cmd) for cmd in self.commands])
 
 
@@ -78,6 +83,9 @@ def _netns(pid) -> str:
 
 
 def observe() -> HostState:
+    """A HostState of this host now, this process excluded: every process's command line and
+    network namespace from /proc, the root namespace's links (`ip -o link`, when ip exists),
+    /proc/modules, and `ovs-vsctl list-br` (when it exists and answers). Changes nothing."""
     state = HostState(own_netns=_netns("self"))
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():

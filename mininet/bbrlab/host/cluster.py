@@ -63,6 +63,8 @@ def slurm_partitions(run=_run):
 
 
 def min_job_age_s(run=_run):
+    """Slurm's MinJobAge in seconds from `scontrol show config` (through `run`); None when scontrol
+    fails or the value is missing or not a whole number."""
     res = run(["scontrol", "show", "config"])
     if res.returncode != 0:
         return None

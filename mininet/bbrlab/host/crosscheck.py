@@ -38,6 +38,7 @@ def uml_problems(kernel="build/kernel/linux") -> list:
 
 
 def native_problems() -> list:
+    """What stops the native backend here: native.missing_prerequisites() ([] when nothing)."""
     from .backends import native
     return native.missing_prerequisites()
 

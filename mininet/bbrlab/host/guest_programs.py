@@ -31,7 +31,8 @@ CFLAGS = ["-O2", "-static", "-Wall", "-Wextra", "-Werror"]
 
 
 class ProgramBuildError(RuntimeError):
-    pass
+    """A guest program cannot be built: no C compiler, or the compiler failed (its last lines in the
+    message)."""
 
 
 def binary(name: str) -> pathlib.Path:
@@ -42,6 +43,8 @@ def binary(name: str) -> pathlib.Path:
 
 
 def compile_command(name: str):
+    """The compile command of program `name` as a function of the output path (the argv
+    stamped_build.build runs); KeyError for a name not in SOURCES."""
     return lambda output: [CC, *CFLAGS, "-o", str(output), str(SOURCES[name])]
 
 

@@ -35,10 +35,12 @@ class ModuleError(BackendError):
 
 
 def variants() -> list:
+    """The variants' names (the registry's names(), sorted)."""
     return registry.names()
 
 
 def known() -> list:
+    """Every congestion control a spec may name (the registry's known())."""
     return registry.known()
 
 
@@ -58,6 +60,7 @@ def params_of(job: dict, variant: str) -> dict:
 
 
 def native_dir() -> pathlib.Path:
+    """Where modules built for this host's running kernel are: build/modules/<uname release>/."""
     return MODULES_DIR / os.uname().release
 
 
@@ -83,7 +86,7 @@ def find_native(names: list) -> pathlib.Path:
 
 
 def for_job(job: dict, backend: str) -> list:
-    """[{"name", "path", "params"}] of the variants a run uses, ready for guest.load_modules():
+    """[{"name", "path", "params"}] of the variants a run uses, ready for driver.load_modules():
     built for the testbed kernel (backend "uml") or found for this host's (any other: "native").
     The backends' Backend.modules call it; ns-3 has none (its program has the variants compiled
     in, backends/ns3/bbr_variants.h, and gets their parameters in raw/ns3.conf)."""
@@ -96,5 +99,7 @@ def for_job(job: dict, backend: str) -> list:
 
 
 def describe(modules: list) -> list:
+    """run.json's record of the loaded modules: name, params, path and the SHA-256 of each .ko
+    (which must exist), in the given order."""
     return [{"name": m["name"], "params": m["params"], "path": m["path"],
              "sha256": hashlib.sha256(pathlib.Path(m["path"]).read_bytes()).hexdigest()} for m in modules]

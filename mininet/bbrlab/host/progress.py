@@ -20,7 +20,7 @@ import threading
 import time
 
 QDISC_FILE = ("raw", "qdisc.jsonl")
-LEAD_S = 1.0            # samplers start this long before time zero (guest.py timeline "lead_s")
+LEAD_S = 1.0            # samplers start this long before time zero (driver.py timeline "lead_s")
 TAIL_BYTES = 8192
 
 

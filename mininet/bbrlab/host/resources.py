@@ -26,8 +26,8 @@ from ..experiment import units
 
 GUEST_MEM_MB = 1024          # the UML guest's memory for runs with ordinary buffers
 HOST_SIDE_MB = 512           # runner + tidy + fidelity on an ordinary run
-# Header captures: about 50 MB of pcap per 30 s at 100 Mbit/s (README, "Per-flow queue share"),
-# parsed into per-packet records: budget ten times the pcap size.
+# Header captures: about 50 MB of pcap per 30 s at 100 Mbit/s (docs/tidy-data.md, "Per-flow queue
+# share"), parsed into per-packet records: budget ten times the pcap size.
 CAPTURE_PCAP_MB_PER_MBIT = 50 / (30 * 100)
 CAPTURE_PARSE_FACTOR = 10
 MARGIN_S = 300               # between the runner's timeout and the scheduler's limit
@@ -51,6 +51,8 @@ def guest_mem_mb(job: dict) -> int:
 
 
 def mem_mb(job: dict, backend: str = "uml") -> int:
+    """The memory to ask a cluster node for one run, in MB, a multiple of 256: the host side, the
+    UML guest's memory (backend "uml" only) and, with a capture, room to parse the pcap files."""
     total = HOST_SIDE_MB + (guest_mem_mb(job) if backend == "uml" else 0)
     if job["capture"] != "none":
         pcap_mb = CAPTURE_PCAP_MB_PER_MBIT * job["bottleneck"]["rate_mbps"] * job["duration_s"]
@@ -78,4 +80,6 @@ def expected_cpu_s(job: dict) -> float:
 
 
 def of_run(job: dict, backend: str = "uml") -> dict:
+    """Snakemake's resources of one run: {"cpus": 1, "mem_mb": mem_mb(job, backend), "runtime":
+    runtime_min(job)}."""
     return {"cpus": 1, "mem_mb": mem_mb(job, backend), "runtime": runtime_min(job)}

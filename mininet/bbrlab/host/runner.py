@@ -28,10 +28,14 @@ REPO = pathlib.Path(__file__).resolve().parents[3]
 
 
 class RunFailed(RuntimeError):
-    pass
+    """A run did not complete (testbed timeout, crash, non-zero exit, no timeline). The run was kept
+    in <dest>.failed/ with a run.json of status "failed"; the message gives the reason, the console
+    log's path and its last lines."""
 
 
 def git_revision() -> str:
+    """The repository's HEAD commit, with "-dirty" when tracked files differ from it; "unknown" when
+    git is missing or the tree is not a git checkout."""
     try:
         rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
         dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
@@ -42,6 +46,7 @@ def git_revision() -> str:
 
 
 def write_json(path: pathlib.Path, data: dict) -> None:
+    """Write `data` as indented JSON (non-JSON values as str()) to path.tmp, then rename it to path."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1, default=str))
     tmp.rename(path)
@@ -57,6 +62,10 @@ def host_info() -> dict:
 
 
 def run_summary(job: dict, testbed: dict, status: str, error=None) -> dict:
+    """run.json's common content for a run with status `status` ("ok" or "failed") and `error`: the
+    experiment, point, repetition, seed, profile, the resolved spec and its run and modules keys,
+    each flow's summary, the bottleneck, the receivers' ACK mode, `testbed` and the git revision.
+    The caller adds the timings and, for a completed run, the fidelity verdict."""
     bn = job["bottleneck"]
     return {
         "schema": 1, "status": status, "error": error,
@@ -161,6 +170,7 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
 
 
 def run_dir_name(root, job: dict) -> pathlib.Path:
+    """A run's directory under root: <root>/<experiment>/<point>/rep<repetition>."""
     return pathlib.Path(root) / job["name"] / job["point"] / f"rep{job['repetition']}"
 
 

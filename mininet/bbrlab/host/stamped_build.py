@@ -15,7 +15,7 @@ import subprocess
 
 
 class BuildError(RuntimeError):
-    pass
+    """The compiler failed; the message names what was built and gives the compiler's last lines."""
 
 
 def build(output: pathlib.Path, key: str, command, what: str) -> pathlib.Path:

@@ -55,6 +55,8 @@ def fetch_command(remote_parent: str, name: str) -> list:
 
 
 def run_job(spec_path: str, profile: str, point: str, rep: int) -> dict:
+    """The resolved run of the spec file (with the profile's overrides) at that point and
+    repetition; SpecError when the spec has no such run."""
     jobs = [j for j in spec.expand(spec.load(spec_path, profile=profile))
             if j["point"] == point and j["repetition"] == rep]
     if not jobs:

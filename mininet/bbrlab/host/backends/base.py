@@ -36,6 +36,11 @@ TETHER = pathlib.Path(__file__).with_name("tether.py")
 
 @dataclass
 class GuestResult:
+    """How a backend's execute() ended: the guest experiment's exit status (-1 when it never
+    reported one, and on a timeout), whether the testbed was killed on the timeout, the host's
+    wall and CPU seconds (user + system of the testbed and everything it started), the console
+    log's path, and the host wall seconds of the guest's phases (phases.py; {} when the backend
+    has none)."""
     exit_status: int           # guest experiment's exit status, -1 if it never reported one
     timed_out: bool
     wall_s: float
@@ -82,7 +87,7 @@ class Backend(abc.ABC):
         return []
 
     def guest_options(self) -> dict:
-        """job["guest"]: how the guest side (guest.py) treats the kernel it runs on:
+        """job["guest"]: how the guest side (guest/driver.py) treats the kernel it runs on:
 
             offloads_by_ioctl  turn offloads off by ioctls (offloads.py, exact on the project's
                                own testbed kernel) instead of ethtool processes

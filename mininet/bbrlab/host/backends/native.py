@@ -64,6 +64,10 @@ def missing_prerequisites() -> list:
 
 
 class NativeBackend(Backend):
+    """The guest side run as root directly on this host's kernel (or a VM's), in network
+    namespaces: the host's congestion controls and qdiscs, its Open vSwitch, the variant modules
+    built for its kernel; leftovers of a killed run are removed before and after each run
+    (cleanup.py). Takes no constructor options (others are ignored)."""
     name = "native"
 
     def __init__(self, **_ignored):
@@ -82,6 +86,7 @@ class NativeBackend(Backend):
         return modules.for_job(job, "native")
 
     def describe(self) -> dict:
+        """{"backend": "native", "kernel_release": this host's uname release}."""
         return {"backend": self.name, "kernel_release": os.uname().release}
 
     def cleanup_command(self) -> str:
@@ -89,9 +94,15 @@ class NativeBackend(Backend):
         return f"{shlex.quote(sys.executable)} -m bbrlab clean --quiet"
 
     def guest_command(self, run_dir: pathlib.Path) -> list:
+        """The argv that starts the guest side on this host: `python3 -m bbrlab.guest RUN_DIR` with
+        the runner's own interpreter."""
         return [sys.executable, "-m", "bbrlab.guest", str(run_dir)]
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
+        """Backend.execute on this host: cleans leftovers, then runs guest_command under the tether with
+        raw/console.log as its output and the package on PYTHONPATH, and the clean-up afterwards
+        however it ends. Writes run_dir/raw/ (created if missing); the exit status is the guest's
+        (-1 on the timeout)."""
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"
         raw.mkdir(exist_ok=True)

@@ -18,100 +18,15 @@ the kernel's by construction. Sample times are simulated seconds; time zero
 is `lead_s` into the simulation, after each path's base RTT was measured by
 ICMP echo (raw/ping_<i>.txt).
 
-What the spec's fields become in ns-3 (module docstring of record, also in
-docs/tidy-data.md):
+How each spec field maps to ns-3, and TCP's settings otherwise: docs/ns3-backend.md,
+"What the spec's fields become in ns-3". Why the variants run on the project's own BBR
+(ns3/bbr_v1.h) and `cc: bbr` on ns-3's TcpBbr: docs/ns3-backend.md, "BBR variants in ns-3".
+check_job refuses, naming the field, what ns-3 cannot do (the list is in the same docs section).
 
-    bottleneck.rate_mbps    PointToPoint link sw1 -> sw2 at that rate (the
-                            serialisation of each packet; no token bucket, so
-                            `shaper` tbf/htb are the same ideal shaper here
-                            and a `burst_bytes` other than the default is refused)
-    buffer_bytes/_bdp       FifoQueueDisc (drop-tail) of that many bytes of IP
-                            packets on sw1's bottleneck device (ns-3 counts IP
-                            packets, the kernel's tbf Ethernet frames: 1500
-                            against 1514 bytes a packet); the device holds one
-                            more packet, counted in queue.csv's backlog
-    buffer_pkts             the same FifoQueueDisc limited in packets
-    aqm red                 RedQueueDisc in bytes with the kernel testbed's
-                            tc red parameters (shaping.py): min/max thresholds,
-                            max_p = probability, the averaging weight tc derives
-                            from its burst and avpkt 1000, limit at least twice
-                            the maximum; marks spaced as Linux spaces them (no
-                            wait), no gentle region; ecn is refused
-    loss_rate               RateErrorModel per packet on sw2's receiving side
-                            of the bottleneck: data direction, after the queue
-    flows.rtt_ms            the sender's access link: rtt_ms/2 each way (the
-                            rest of the path has no propagation delay)
-    changes                 at at_s, that access link's delay becomes the new
-                            rtt_ms/2 for packets entering it from then on
-    access_rate_mbps        that access link's rate (default 10 Gbit/s), behind
-                            ns-3's default queue disc (pfifo_fast, 1000 packets)
-    cc                      the congestion controls variants.yaml marks ns3: true;
-                            bbr -> TcpBbr, cubic -> TcpCubic, reno -> TcpLinuxReno;
-                            the variants -> the project's BBR v1
-                            (ns3/bbr_v1.h, after Linux 6.1's tcp_bbr.c) with the
-                            kernel patch's change (ns3/bbr_variants.h), deciding
-                            with the kernel modules' own kernel/variants/*_math.h
-    module_params           a variant's parameters, the defaults of variants.yaml
-                            filled in (flow.<i>.param.<name>); the spec check
-                            range-checks them as for the kernel. adaptive_bbr's
-                            inflight_departed: ns-3 paces inside TCP, so every
-                            segment in flight has departed and 0 and 1 count
-                            the same segments
-    sender_qdisc            fq: every flow paced at its socket's pacing rate
-                            (ns-3's TCP pacing, with Linux's 200 %/120 % ratios
-                            for non-BBR flows); none: only BBR and its variants
-                            pace themselves
-    delayed_ack             true: ns-3's delayed ACKs (every 2nd segment, the
-                            timer at Linux's 40-ms minimum instead of ns-3's
-                            200 ms); false: an ACK for every segment
-    mtu_bytes               link MTU; MSS = MTU - 40 (no TCP timestamps: with
-                            them ns-3 3.37 measures RTT on the option's 1-ms
-                            clock, without them on its send times at full
-                            resolution, as Linux measures in microseconds)
-    start_s/stop_s          the bulk sender writes from start to stop, then
-                            closes (what it buffered is still sent, as iperf3's is)
-    seed                    ns-3's run number (RngSeedManager::SetRun)
-    clock, switch           accepted: time is simulated; there are no switches
-    rtt_on                  ingress and sender accepted (ns-3 has no TCP Small
-                            Queues, so where the delay sits does not couple the
-                            sender to the queue); the others exist to reproduce
-                            that kernel coupling and are refused
-
-TCP otherwise as Linux 6.1 where ns-3 has the switch: initial window 10, SACK,
-window scaling, PRR recovery, 200-ms minimum RTO, socket buffers large enough
-for the run's window (units.window_bytes) so the network bounds the flows.
-
-Why the variants run on the project's own BBR and not on ns-3's TcpBbr:
-TcpBbr (3.37) keeps its state private and its methods non-virtual, so no
-subclass can change when a probing (bbq) or draining phase (bbq_drain)
-ends or which gain PROBE_BW uses (adaptive_bbr, bbr_e); and the *_math.h functions take Linux's units
-(packets/us << 24, gains << 8), which the project's BBR keeps. `cc: bbr` stays
-ns-3's own TcpBbr (the model ns-3 papers used); the same run with bbq and
-alpha_us above every min_rtt is the project's BBR unchanged (rho = min_rtt
-by definition), the baseline for a variant's effect within one implementation.
-Where the project's BBR differs from Linux's is listed in ns3/bbr_v1.h.
-
-Refused before the run (check_job, so `bbrlab run` boots nothing for any run
-of the spec), naming the field: congestion controls variants.yaml does not
-mark ns3: true (bbr_fca exists only as a Linux kernel module), module_params
-a variant does not accept, aqm ecn, capture, snapshot_at_s, offloads: on,
-rtt_on other than ingress/sender, a burst_bytes other than the default.
-
-Tests may ask for per-ACK records of the project's BBR (Ns3Backend(cc_trace=
-True): raw/cc_trace_<i>.csv with mode, gains, min_rtt, RTT and delivery-rate
-samples with their interval as ns-3 gave it and as Linux would compute it, the
-bandwidth estimate, pacing rate, inflight, cwnd, the variant's decision, and the
-sample's losses, the cumulative ACK, the highest sequence sent, timeouts, the
-retransmission timer, retransmissions and the socket's scoreboard; for
-ns-3's TcpBbr its state, gains and the same sample columns); they are not part
-of the tidy data. Ns3Backend(linux_rate_interval=True) is an experiment switch,
-off by default, for the project's BBR only: its samples' interval computed as
-Linux's tcp_rate_gen computes it (ns3/bbr_v1.h says why ns-3 3.37's differs).
-Ns3Backend(linux_losses=True), the same kind of switch: the project's BBR
-counts a sample's losses as Linux does (packets the ACK newly marked lost), not
-as ns-3 3.37's change of the lost count, which also counts a lost-marked segment
-an ACK delivers (ns3/bbr_v1.h; what it does after a timeout in
-bench/results/ns3-bbr-2026-11-23.md).
+Constructor switches (each recorded in raw/ns3.conf):
+cc_trace=True: per-ACK records raw/cc_trace_<i>.csv (not tidy data).
+linux_rate_interval=True / linux_losses=True: the project's BBR takes its rate samples'
+interval / its losses as Linux does (off by default; ns3/bbr_v1.h).
 
 Two sets of rules (Ns3Backend(rules=...); the pipeline's `--config ns3_rules=`,
 `bbrlab run --ns3-rules`; run.json's testbed.ns3_rules). "ns3", the default: ns-3
@@ -306,6 +221,10 @@ def config_lines(job: dict, out_dir: pathlib.Path) -> list:
 
 
 class Ns3Backend(Backend):
+    """The run simulated by the ns-3 program (module docstring). build_dir: where the program is
+    compiled (default build/ns3/); cc_trace, linux_rate_interval, linux_losses, rules: the
+    switches of the module docstring; BackendError for rules not in RULES. Other options are
+    ignored."""
     name = "ns3"
     simulated = True
 
@@ -380,6 +299,9 @@ class Ns3Backend(Backend):
                                " what the spec asks (nothing was run):\n  - " + "\n  - ".join(problems))
 
     def describe(self) -> dict:
+        """run.json's testbed for an ns-3 run: backend, substrate "ns3", time "simulated", the installed
+        ns-3 version, the rules, no kernel release, and the program's path and SHA-256 (None both
+        when it is not built)."""
         program = self.program if self.program.is_file() else None
         return {"backend": self.name, "substrate": "ns3", "time": "simulated",
                 "ns3_version": ns3_version(), "ns3_rules": self.rules, "kernel_release": None,
@@ -387,6 +309,11 @@ class Ns3Backend(Backend):
                 "program_sha256": hashlib.sha256(program.read_bytes()).hexdigest() if program else None}
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
+        """Backend.execute in ns-3: builds the program if needed, writes raw/ns3.conf (the run and the
+        switches), runs the program under the tether and, when it exits 0, writes raw/timeline.json
+        on simulated time. timeout_s is raised to at least 300 s + 10 s per simulated second per
+        100 Mbit/s of bottleneck (a guard against a hang, not a budget). The exit status is the
+        program's (-1 on the timeout)."""
         program = self.build()
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"

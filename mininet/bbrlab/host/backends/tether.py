@@ -34,11 +34,14 @@ PR_SET_PDEATHSIG = 1
 
 
 def usage() -> None:
+    """Print the usage line to stderr and exit with status 2 (never returns)."""
     sys.stderr.write("usage: tether.py FD [--rmtree DIR] [--after CMD] -- COMMAND ARG...\n")
     sys.exit(2)
 
 
 def parse(argv):
+    """(FD, DIR or None, CMD or None, COMMAND as a list) from the tether's argv (argv[0] included);
+    anything else, an option without its value or an empty side of `--`, exits with the usage."""
     if len(argv) < 3 or "--" not in argv:
         usage()
     split = argv.index("--")
@@ -80,6 +83,9 @@ def start(command, fd):
 
 
 def main(argv) -> int:
+    """The tether (module docstring) for argv (argv[0] included): start COMMAND, wait for its exit,
+    the launcher's end of the pipe or a signal, kill COMMAND's process group, remove DIR, run CMD.
+    Returns COMMAND's exit status (128 + N for a signal N), or 137 when the tether killed it."""
     fd, rmtree, after, command = parse(argv)
     # A signal from now on only sets a flag through the wake-up pipe below; the loop does the killing.
     wake_r, wake_w = os.pipe()

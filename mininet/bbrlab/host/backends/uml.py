@@ -15,27 +15,15 @@ cannot give now (MemAvailable).
 The kernel runs under a tether (tether.py): it dies, with every process it
 started, when the runner dies, however the runner dies.
 
-Seeded guests. The run's seed (spec.py: the spec's `seed` plus the
-repetition) goes on the kernel command line as `bbrlab.seed=<seed>`: the
-testbed kernel (kernel/patches/uml-seeded-random.patch) then derives all of
-its randomness from it instead of the host's getrandom() and /dev/random.
-The guest's user space gets PYTHONHASHSEED from it (guest_init.c). On the
-virtual clock the guest's wall clock is also pinned (`time-travel-start=`,
-GUEST_EPOCH_NS): otherwise it starts at the host's time of boot, which
-random_init() mixes into the pool. And the kernel runs with the host's
-address-space randomisation off (`setarch -R`): UML lays the guest out from
-where the host put its heap and stack. linux_main adds the "exec-shield gap"
-between the end of its image and the randomised heap start (measured: 0.09
-to 1.03 GB) to the guest's physical memory as reserved pages, whose memory
-map comes out of mem=: with mem=1024M the guest had 1010 to 1022 MB usable,
-different at every boot, and with it different memory-derived limits
-(tcp_mem, hash-table sizes); with -R, 1025.6 MB at every boot. The stack top
-sets the guest's task size. (In the 3-s run of tests/test_determinism.py the
-layout alone changed no number; dropping the kernel seed did.) Together these
-make a virtual-clock run a function of its spec and seed
-(bench/determinism_bench.py measures how far). `seed_guest=False` boots as
-before the change (host randomness, host start time, host layout), for
-comparisons.
+Seeded guests. The run's seed (spec.py: the spec's `seed` plus the repetition)
+goes on the kernel command line as `bbrlab.seed=<seed>`
+(kernel/patches/uml-seeded-random.patch: all guest randomness from it); the guest's user
+space gets PYTHONHASHSEED from it (guest_init.c); on the virtual clock the guest's wall
+clock is pinned (`time-travel-start=`, GUEST_EPOCH_NS); the kernel runs with the host's
+address-space randomisation off (`setarch -R`). Together these make a virtual-clock run a
+function of its spec and seed. `seed_guest=False` boots with host randomness, start time
+and layout, for comparisons. Why each: docs/clocks-and-fidelity.md, "Same seed, same
+numbers".
 """
 import os
 import pathlib
@@ -72,14 +60,18 @@ def compile_package() -> None:
     """Byte-compile the package on the host before the guest boots. The guest's root file system
     is read-only, so without this its Python compiles every module of the package from source in
     every process of every run (the driver, the sampler), and in User-Mode Linux the compiler's
-    memory traffic is expensive (page faults are ptrace stops): one 12-s two-flow run cost 65.7 host
-    CPU-s without and 45.7 with (bench/results/receiver-2026-11-23.md). Up-to-date files are
-    left alone; a tree the user cannot write is only slower."""
+    memory traffic is expensive (page faults are ptrace stops; what it saves: bench/README.md,
+    "What the cuts bought"). Up-to-date files are left alone; a tree the user cannot write is
+    only slower."""
     import compileall
     compileall.compile_dir(str(PACKAGE_DIR), quiet=2)
 
 
 class UmlBackend(Backend):
+    """The guest side in the User-Mode Linux testbed kernel (module docstring). kernel: its path
+    (default $BBRLAB_KERNEL, else DEFAULT_KERNEL); mem_mb: the guest's memory for every run
+    (None: sized per run, resources.guest_mem_mb); seed_guest: seed the guest from the run
+    (module docstring, "Seeded guests")."""
     name = "uml"
 
     def __init__(self, kernel=None, mem_mb=None, seed_guest=True):
@@ -126,6 +118,8 @@ class UmlBackend(Backend):
         return {"offloads_by_ioctl": True, "start_ovs": True, "teardown": False}
 
     def describe(self) -> dict:
+        """{"backend": "uml", "kernel": the kernel's path, "kernel_release": the release file next to
+        it, None without one}."""
         release = self.kernel.parent / "release"
         return {"backend": self.name, "kernel": str(self.kernel),
                 "kernel_release": release.read_text().strip() if release.exists() else None}
@@ -151,6 +145,9 @@ class UmlBackend(Backend):
         return cmd
 
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
+        """Backend.execute in the testbed kernel: byte-compiles the package, boots the kernel (command())
+        under the tether in a scratch uml_dir removed afterwards, the console in raw/console.log. The
+        exit status is what the guest wrote to run_dir/guest_exit (-1 without that file)."""
         compile_package()
         run_dir = pathlib.Path(run_dir).resolve()
         raw = run_dir / "raw"
