@@ -78,11 +78,18 @@
 #                               phases (Sec. IV: "the ratio of the number of FC
 #                               phases relative to the total number of congestion
 #                               avoidance phases"); NA with fewer than 2 phases
+#   cubic_fc_longer_pct(run, flow)  the second assumption of Sec. V-A: of the same
+#                               phases, the % whose duration (from one episode's end
+#                               to the next one's start, as cubic_model_inputs) lies
+#                               on the side of their mean that the mode predicts: an
+#                               FC phase longer than the mean, a non-FC phase
+#                               shorter; NA with fewer than 2 phases
 # Windowed metrics default to the steady state (steady_window()); the claims name
 # the whole transfer (window 0..end).
 
 METRICS <- c(METRICS, "cubic_model_mbps", "cubic_sending_mbps", "cubic_model_ratio",
-             "cubic_model_error_pct", "fca_estimate_mbps", "cubic_fc_phase_pct")
+             "cubic_model_error_pct", "fca_estimate_mbps", "cubic_fc_phase_pct",
+             "cubic_fc_longer_pct")
 
 UTSUMI_C <- 0.4
 UTSUMI_BETA <- 0.3
@@ -199,16 +206,28 @@ loss_windows <- function(run, flow) {
   ep
 }
 
-cubic_fc_phase_pct <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+# The complete CA phases after episodes starting in the window: fc (mode, set by the
+# episode before the phase) and dur (s); NULL with fewer than 2.
+fc_phases <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
   w <- steady_window(run, warmup_s, window)
   ep <- loss_windows(run, flow)
   n <- nrow(ep)
-  if (n < 3) return(NA_real_)
-  # phase j lies between episode j and j + 1; its mode is set by episode j
-  starts <- ep$from[-n]
-  in_w <- starts >= w[["start"]] - EPS_S & starts <= w[["end"]] + EPS_S
-  fc <- ep$fc[-n][in_w]
-  if (length(fc) < 2) return(NA_real_)
-  100 * mean(fc)
+  if (n < 3) return(NULL)
+  # phase j lies between episode j and j + 1
+  in_w <- ep$from[-n] >= w[["start"]] - EPS_S & ep$from[-n] <= w[["end"]] + EPS_S
+  ph <- data.frame(fc = ep$fc[-n], dur = ep$from[-1] - ep$to[-n])[in_w, , drop = FALSE]
+  if (nrow(ph) < 2) NULL else ph
+}
+
+cubic_fc_phase_pct <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  ph <- fc_phases(run, flow, warmup_s, window)
+  if (is.null(ph)) NA_real_ else 100 * mean(ph$fc)
+}
+
+cubic_fc_longer_pct <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  ph <- fc_phases(run, flow, warmup_s, window)
+  if (is.null(ph)) return(NA_real_)
+  m <- mean(ph$dur)
+  100 * mean(ifelse(ph$fc, ph$dur > m, ph$dur < m))
 }
 

@@ -236,7 +236,8 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
         if cc == "bbr_fca" and rtt == 40:
             # the CUBIC flow's own losses, for gamma: FC and non-FC phases alternate
             R = (rtt + QDELAY) / 1e3
-            losses = loss_times(*phases_for(40.0, R), R)
+            t_fc, t_nfc = phases_for(40.0, R)
+            losses = loss_times(t_nfc, t_fc, R)     # a non-FC phase first, as Eq. 2 makes it
             w0s = falling_w0(len(losses)) if not contradict else [300 + 10 * j for j in range(len(losses))]
             built[("gamma-fca", bdp)] = gamma_pct(w0s)
             retrans = episode_retrans(losses, 1)
@@ -382,6 +383,31 @@ def test_fc_phases_follow_eq2(tmp_path):
     assert got["falling"][1]["gamma"] != pytest.approx(100.0)   # naive "below the previous W0"
 
 
+def test_fc_phases_longer_than_the_mean(tmp_path):
+    """cubic_fc_longer_pct: the share of phases on the side of the mean duration their mode
+    predicts. Alternating 100/80 W0 gives non-FC, FC, non-FC, FC phases: with durations 4, 6,
+    4, 6 s all four agree (100 %); with 6, 4, 6, 4 none does (0 %)."""
+    got = {}
+    for name, gaps in (("agree", [4, 6, 4, 6]), ("disagree", [6, 4, 6, 4])):
+        losses = [5.025]
+        for g in gaps:
+            losses.append(losses[-1] + g + 0.06)
+        run = synth.write_run(tmp_path / name, "utsumi2022_fig04", "buffer_bdp=2", 1,
+                              [synth.flow(1, "cubic", 40, 0, 40, "a")], link_mbps=LINK,
+                              rate=lambda f, t: 10.0, qdelay=lambda t: 20.0, sample_s=0.05)
+        patch_run(run, retrans=episode_retrans(losses, 1),
+                  extra={"cwnd_pkts": cwnd_at_losses(losses, [100, 80, 100, 80, 100], 1)})
+        got[name] = r_json(f"""
+          r <- read_run("{run}")
+          cat(jsonlite::toJSON(list(longer = cubic_fc_longer_pct(r, 1, window = c(start = 0, end = 40)),
+                                    gamma = cubic_fc_phase_pct(r, 1, window = c(start = 0, end = 40))),
+                               auto_unbox = TRUE, digits = NA))
+        """)
+    assert got["agree"]["gamma"] == pytest.approx(50.0)
+    assert got["agree"]["longer"] == pytest.approx(100.0)
+    assert got["disagree"]["longer"] == pytest.approx(0.0)
+
+
 def test_claims_file_utsumi2022(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
@@ -424,7 +450,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
                 "fig06-fca-better-small", "fig07-bbr-decreases", "fig07-fca-improved", "fig07-fca-max",
                 "fig08-bbr-decreases", "fig08-fca-max", "fig11-fca-improved", "fig12-bbr-trend",
                 "fig09-fca-close-1", "fig13-fca-close-1", "fig13-bbr-worse", "fig14-fca-rtt", "fig14-fca-tput",
-                "sec5-gamma-fca"):
+                "sec5-gamma-fca", "sec5-fc-longer"):
         assert rows[f"utsumi2022-{cid}"]["verdict"] == "not reproduced", (cid, rows[f"utsumi2022-{cid}"]["mean"])
     for cid in ("fig05-small-under", "fig10-fca-128-unfair"):
         assert rows[f"utsumi2022-{cid}"]["verdict"] == "reproduced", (cid, rows[f"utsumi2022-{cid}"]["mean"])
