@@ -70,8 +70,10 @@ def test_report_frame_inputs_one_part_per_paper():
     frame = (PAPER / "report.tex").read_text()
     inputs = re.findall(r"^\\input\{sections/([a-z0-9_]+)\}", frame, re.M)
     keys = [p["key"] for p in papers()]
-    # besides the papers' parts: Ma et al.'s findings right after its part, and the testbed's findings
-    extra = ["ma2019_findings", "testbed_findings"]
+    # besides the papers' parts: the record of the lexicon change right after the verdict rule,
+    # Ma et al.'s findings right after its part, and the testbed's findings
+    extra = ["lexicon_change", "ma2019_findings", "testbed_findings"]
+    assert inputs[inputs.index("verdict_rule") + 1] == "lexicon_change"
     assert inputs[inputs.index("ma2019") + 1] == "ma2019_findings" and inputs[-1] == "testbed_findings"
     parts = [name for name in inputs if name not in extra]
     assert parts[0] == "verdict_rule" and parts[1:] == keys
