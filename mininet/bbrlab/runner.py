@@ -85,7 +85,7 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     backend.check()
     if hasattr(backend, "check_job"):
         backend.check_job(job)       # e.g. the guest's memory: refused before anything is written or booted
-    job = dict(job, backend=backend_name, modules=modules.for_job(job, backend_name))
+    job = dict(job, backend=backend_name, modules=modules.for_job(job, backend_name, getattr(backend, "kernel", None)))
     tmp = dest.with_name(f".{dest.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

@@ -17,6 +17,7 @@ Run as a script (system python3; kernel/build-variants.sh does):
 
     python3 mininet/bbrlab/variants.py names            one variant name a line
     python3 mininet/bbrlab/variants.py header NAME      NAME_params.h on stdout
+    python3 mininet/bbrlab/variants.py core-patch NAME  the kernel patch NAME needs (or an empty line)
 """
 import functools
 import pathlib
@@ -60,6 +61,17 @@ def bbr_modes(cc: str) -> bool:
     """Whether cc keeps BBR's gains per mode, so its mode can be read off them."""
     entry = _data()["built_in"].get(cc) or _data()["variants"].get(cc) or {}
     return bool(entry.get("bbr_modes", False))
+
+
+def phase_in_bw(cc: str) -> bool:
+    """Whether cc reports its state in bbr_bw_lo's low 3 bits and inflight_hi in bbr_bw_hi
+    (bbr2, bbr3: kernel/variants/README.md "What samplers see")."""
+    return bool((_data()["variants"].get(cc) or {}).get("phase_in_bw", False))
+
+
+def core_patch(cc: str):
+    """The testbed kernel patch (kernel/patches/<name>.patch) the module needs, or None."""
+    return (_data()["variants"].get(cc) or {}).get("core_patch")
 
 
 def parameters(variant: str) -> dict:
@@ -120,7 +132,10 @@ def main(argv) -> int:
             print(f"variants.py: {err.args[0]}", file=sys.stderr)
             return 1
         return 0
-    print("usage: variants.py names | header NAME", file=sys.stderr)
+    if argv[:1] == ["core-patch"] and len(argv) == 2:
+        print(core_patch(argv[1]) or "")
+        return 0
+    print("usage: variants.py names | header NAME | core-patch NAME", file=sys.stderr)
     return 2
 
 
