@@ -60,30 +60,36 @@ exit 0
  *   The model's bw is min(max_bw, bw_lo); cwnd is also capped by the bounds.
  *
  * States: STARTUP (pacing gain 2.77, cwnd gain 2) until bandwidth grew less
- * than 25 % in three rounds, or a round had a loss rate above 2 % with
- * enough loss events (8 in v2, 6 in v3); DRAIN (pacing 0.35) until inflight
- * is at most one BDP; PROBE_BW, a cycle of four phases:
- *   DOWN   pacing 0.75 (v2) / 0.9 (v3): drain the queue the last probe made,
- *          until inflight <= BDP and below inflight_hi's 15 % headroom;
+ * than 25 % in three rounds, or a round in recovery had a loss rate above
+ * 2 % with enough loss events (v2 draft: 3 lost ranges; v3: 6); DRAIN
+ * (pacing 0.35) until inflight is at most one BDP; PROBE_BW, a cycle of four
+ * phases:
+ *   DOWN   pacing 0.9: drain the queue the last probe made, until
+ *          inflight <= BDP and below inflight_hi's 15 % headroom;
  *   CRUISE pacing 1.0, cwnd capped at inflight_hi less 15 % headroom, until
  *          it is time to probe: 2-3 s of wall clock after DOWN started, or
  *          min(BDP in packets, 63) round trips (Reno coexistence), whichever
  *          comes first;
  *   REFILL pacing 1.0 for one round, lower bounds reset, to refill the pipe;
- *   UP     pacing 1.25, cwnd gain 2 (v2) / 2.25 (v3), raising inflight_hi,
- *          until loss above 2 % (then inflight_hi is cut), or (v2) a min_rtt
- *          has passed and inflight > 1.25 BDP, or (v3) bandwidth stopped
- *          growing while the flow was not held back by inflight_hi;
+ *   UP     pacing 1.25, cwnd gain 2 (v2) / 2.25 (v3), raising inflight_hi
+ *          while cwnd-limited at it, until loss above 2 % (then inflight_hi
+ *          is cut), or (v2) a min_rtt has passed and inflight > 1.25 BDP, or
+ *          (v3) bandwidth stopped growing while the flow was not held back
+ *          by inflight_hi;
  * and PROBE_RTT, entered when min_rtt was not renewed for 5 s: cwnd is cut
  * to half the estimated BDP (BBRProbeRTTCwndGain = 0.5; BBR v1: 4 packets)
  * for 200 ms and one round trip, then PROBE_BW resumes in CRUISE.
  *
- * v2 against v3 (parameters, defaults per module in variants.yaml):
- * down_gain_pct 75/90, up_cwnd_gain_pct 200/225, full_loss_cnt 8/6 (the v3
- * draft; Google's BBRv3 release notes, IETF 117), and `version`, which
- * selects the v3 draft's structural changes: the full-bandwidth estimator
- * on delivery-rate samples also in ProbeBW_UP (BBRCheckTimeToGoDown), and
- * inflight_hi raised only while cwnd-limited (BBRProbeInflightHiUpward).
+ * v2 against v3 (parameters; defaults per module in variants.yaml):
+ * up_cwnd_gain_pct 200/225 (v2 draft 4.6.1 table; v3 draft and Google's
+ * BBRv3 release), full_loss_cnt 3/6 (v2 draft 4.3.1.3; Google's v3 code),
+ * and `version`, which selects the ProbeBW_UP exit: v2 draft 4.3.3.6
+ * (a min_rtt elapsed and inflight > BBRInflight(max_bw, 1.25)) or the v3
+ * draft's BBRCheckTimeToGoDown() (the full-bandwidth estimator on
+ * delivery-rate samples, reset while cwnd-limited at inflight_hi). Both
+ * drafts pace DOWN at 0.9 and Startup at 2.77 with cwnd gain 2; Google's
+ * v2alpha code used 0.75 and 2.885 (down_gain_pct=75,
+ * startup_pacing_gain_pct=289, startup_cwnd_gain_pct=289 reproduce it).
  *
  * Needs the testbed kernel's per-packet in-flight and loss counts in the
  * rate sample (kernel/patches/10-tcp-rate-tx-in-flight.patch).

@@ -480,15 +480,18 @@ static void bbr2_check_full_bw(struct sock *sk, const struct rate_sample *rs, u3
 		b->filled_pipe = 1;
 }
 
-/* BBRCheckStartupHighLoss(): at the end of a round trip in Startup with
- * at least full_loss_cnt loss events and a too-high loss rate, the pipe is
- * full; inflight_hi = max(BDP, inflight_latest) (v3 draft).
+/* BBRCheckStartupHighLoss() (v2 draft 4.3.1.3): at the end of a round trip
+ * in fast recovery with at least full_loss_cnt loss events (ACKs that marked
+ * packets lost, standing for the draft's discontiguous lost ranges) and a
+ * too-high loss rate, the pipe is full; inflight_hi = max(BDP,
+ * inflight_latest) (v3 draft).
  */
 static void bbr2_check_startup_high_loss(struct sock *sk, const struct rate_sample *rs)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
 
-	if (b->filled_pipe || b->state != BBR2_STARTUP || !b->loss_round_start)
+	if (b->filled_pipe || b->state != BBR2_STARTUP || !b->loss_round_start ||
+	    inet_csk(sk)->icsk_ca_state != TCP_CA_Recovery)
 		return;
 	if (bbr2_startup_high_loss(b->loss_events_in_round, P(full_loss_cnt), rs->lost,
 				   rs->tx_in_flight, P(loss_thresh_bp))) {
@@ -525,8 +528,8 @@ static void bbr2_handle_inflight_too_high(struct sock *sk, const struct rate_sam
 		bbr2_start_probe_bw_down(sk);
 }
 
-/* BBRProbeInflightHiUpward(). The v3 draft raises inflight_hi only while
- * the flow is cwnd-limited at it; the v2 draft only while cwnd >= inflight_hi.
+/* BBRProbeInflightHiUpward() (v2 draft 4.3.3.6): inflight_hi grows only
+ * while the flow is cwnd-limited with cwnd at inflight_hi.
  */
 static void bbr2_probe_inflight_hi_upward(struct sock *sk, const struct rate_sample *rs)
 {
@@ -534,7 +537,7 @@ static void bbr2_probe_inflight_hi_upward(struct sock *sk, const struct rate_sam
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 delta;
 
-	if ((P(version) >= 3 && !tcp_is_cwnd_limited(sk)) || tcp_snd_cwnd(tp) < b->inflight_hi) {
+	if (!tcp_is_cwnd_limited(sk) || tcp_snd_cwnd(tp) < b->inflight_hi) {
 		b->probe_up_acks = 0;
 		return;
 	}

@@ -114,9 +114,10 @@ def test_probe_bw_cycles_through_down_cruise_refill_up(lone):
     ups = [i for i, s in enumerate(seq) if s == "probe_bw_up"]
     assert len(ups) >= 2, seq
     assert {"probe_bw_down", "probe_bw_cruise", "probe_bw_refill", "probe_bw_up"} <= set(seq), seq
-    gains = {s: {r["bbr_pacing_gain"] for r in rows if r["state"] == s} for s in PROBE_BW}
-    assert gains == {"probe_bw_down": {"0.75"}, "probe_bw_cruise": {"1.0"},
-                     "probe_bw_refill": {"1.0"}, "probe_bw_up": {"1.25"}}, gains
+    # (gains are reported in 1/256: 0.9 is 230/256)
+    gains = {s: {round(float(r["bbr_pacing_gain"]), 2) for r in rows if r["state"] == s} for s in PROBE_BW}
+    assert gains == {"probe_bw_down": {0.9}, "probe_bw_cruise": {1.0},
+                     "probe_bw_refill": {1.0}, "probe_bw_up": {1.25}}, gains
 
 
 def test_probe_rtt_holds_half_the_bdp_not_four_packets(lone):
