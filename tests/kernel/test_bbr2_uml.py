@@ -11,6 +11,10 @@ Two short runs on the virtual clock, sampled every 10 ms:
 - loss: a bbr2 flow and a bbr3 flow whose loss threshold is set to 100 % (loss_thresh_bp=10000:
   the probe is never "too high", a deliberately wrong module), 3 % random loss, 0.5-BDP buffer, 10 s.
 
+Mutations tried (2026-11-26): probe_rtt_cwnd_gain_pct=1 (ProbeRTT at 4 packets, as BBR v1) fails
+the ProbeRTT test (cwnd 4 against a 68-packet BDP); down_gain_pct=75 fails the cycle test's gains;
+the loss test carries its own wrong module (the bbr3 flow above).
+
 The modules need the testbed kernel patch kernel/patches/10-tcp-rate-tx-in-flight.patch: without it
 in the kernel tree the tests are skipped, naming it. BBRLAB_TEST_KERNEL=<tree>/linux runs them against
 another kernel tree built by kernel/build-uml.sh <tree> (modules are then built against <tree>/src).
