@@ -1,11 +1,12 @@
 #!/usr/bin/env Rscript
 # analysis/summary.R -- the report's summary table: one row per paper.
 #
-# Usage:   Rscript analysis/summary.R <generated_dir> <out.tex> [papers.csv]
-# Inputs:  <papers.csv> (default paper/papers.csv): key, citation, title, seed
-#          (the paper's file in shared/papers/) and items: the paper's evaluation
-#          figures and tables, "; "-separated, each "Fig. 3=<experiment>" when an
-#          experiment regenerates it or just "Fig. 2" when none does;
+# Usage:   Rscript analysis/summary.R <generated_dir> <out.tex> [papers.csv] [experiments.csv]
+# Inputs:  <papers.csv> (default paper/papers.csv): key, citation, title, seed (the
+#          paper's file in shared/papers/);
+#          <experiments.csv> (default config/experiments.csv): per experiment its paper
+#          key and items, the paper's evaluation figures and tables it regenerates,
+#          "; "-separated ("Fig. 4; Table I");
 #          <generated_dir>/<experiment>.pdf: the regenerated figures (an item counts
 #          as regenerated when its experiment's figure is there);
 #          <generated_dir>/claims_<key>.csv: the claims of paper <key> as
@@ -21,9 +22,10 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "lib", "load.R"), chdir = TRUE)
 
-args <- script_args("summary.R <generated_dir> <out.tex> [papers.csv]", 2)
+args <- script_args("summary.R <generated_dir> <out.tex> [papers.csv] [experiments.csv]", 2)
 gen_dir <- args[1]
 papers_csv <- if (length(args) >= 3) args[3] else file.path(script_dir, "..", "paper", "papers.csv")
+experiments_csv <- if (length(args) >= 4) args[4] else file.path(script_dir, "..", "config", "experiments.csv")
 
 VERDICTS <- c("reproduced", "qualitatively reproduced", "not reproduced", "not run")
 
@@ -32,26 +34,31 @@ read_chr_csv <- function(path) {
            progress = FALSE, show_col_types = FALSE)
 }
 
-# list(item = "Fig. 3", experiment = "ma2019_fig03" or NA) of a papers.csv items cell.
-parse_items <- function(cell) {
-  parts <- trimws(strsplit(cell %|NA|% "", ";", fixed = TRUE)[[1]])
-  parts <- parts[parts != ""]
-  item <- trimws(sub("=.*$", "", parts))
-  experiment <- trimws(sub("^[^=]*=", "", parts))
-  experiment[!grepl("=", parts, fixed = TRUE)] <- NA_character_
-  tibble(item = as.character(item), experiment = as.character(experiment))
+# tibble(item = "Fig. 3", experiment = "ma2019_fig03") of the items a paper's experiments
+# regenerate (experiments.csv rows of that paper, in table order).
+items_of <- function(key) {
+  rows <- experiments[experiments$paper == key, ]
+  bind_rows(tibble(item = character(), experiment = character()),
+            lapply(seq_len(nrow(rows)), function(i) {
+              parts <- trimws(strsplit(rows$items[i], ";", fixed = TRUE)[[1]])
+              parts <- parts[parts != ""]
+              tibble(item = as.character(parts), experiment = rep(rows$experiment[i], length(parts)))
+            }))
 }
 
 papers <- read_chr_csv(papers_csv)
-for (col in c("key", "citation", "title", "seed", "items"))
+for (col in c("key", "citation", "title", "seed"))
   if (!col %in% names(papers)) stop(papers_csv, ": no column ", col)
+experiments <- read_chr_csv(experiments_csv)
+for (col in c("experiment", "paper", "items"))
+  if (!col %in% names(experiments)) stop(experiments_csv, ": no column ", col)
 
 claim_files <- list.files(gen_dir, pattern = "^claims_.+\\.csv$", full.names = TRUE)
 claim_keys <- sub("^claims_(.+)\\.csv$", "\\1", basename(claim_files))
 claims_of <- setNames(lapply(claim_files, read_chr_csv), claim_keys)
 extra <- setdiff(claim_keys, papers$key)
 if (length(extra) > 0)
-  papers <- bind_rows(papers, tibble(key = extra, citation = extra, title = "", seed = "", items = ""))
+  papers <- bind_rows(papers, tibble(key = extra, citation = extra, title = "", seed = ""))
 
 # "3" or "3 (2/1)": claims with this verdict, split robust / marginal when known.
 verdict_cell <- function(claims, verdict) {
@@ -84,7 +91,7 @@ rows <- list()
 missing_notes <- character()
 for (i in seq_len(nrow(papers))) {
   p <- papers[i, ]
-  items <- parse_items(p$items)
+  items <- items_of(p$key)
   done <- figure_exists(items$experiment)
   claims <- claims_of[[p$key]]
   title <- if (nzchar(p$title)) sprintf("%s: \\emph{%s}", tex_escape(p$citation), tex_escape(p$title))
@@ -101,7 +108,7 @@ for (i in seq_len(nrow(papers))) {
 
 # Totals over all papers (claims files pooled).
 all_claims <- if (length(claims_of) > 0) bind_rows(claims_of) else NULL
-all_items <- bind_rows(lapply(papers$items, parse_items))
+all_items <- bind_rows(lapply(papers$key, items_of))
 total <- c(paper = "All papers",
            items = sprintf("%d of %d", sum(figure_exists(all_items$experiment)), nrow(all_items)),
            setNames(vapply(VERDICTS, function(v) verdict_cell(all_claims, v), ""), VERDICTS),

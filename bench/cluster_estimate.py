@@ -7,7 +7,7 @@
 RUNS_DIR holds finished runs (run.json, e.g. results/quick/runs). From each
 its measured host CPU seconds per experiment second (run.json timings:
 host_cpu_s / experiment_s, boot and set-up included) is taken; every run of
-the target profile (its specs expanded, config/<profile>.yaml) gets the rate
+the target profile (its specs expanded, config/experiments.csv) gets the rate
 of the measured run of the same experiment and sweep point, else the mean
 rate of that experiment's measured runs, else the mean of all, and a
 host-CPU estimate of rate x its duration. On the virtual clock a run is
@@ -30,7 +30,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import spec  # noqa: E402
+from bbrlab.experiment import experiments, spec  # noqa: E402
 
 
 def measured_rates(runs_dir: pathlib.Path) -> dict:
@@ -46,7 +46,7 @@ def measured_rates(runs_dir: pathlib.Path) -> dict:
 
 
 def spec_file(experiment: str) -> pathlib.Path:
-    return REPO / "mininet" / "specs" / experiment.split("_", 1)[0] / f"{experiment}.yaml"
+    return REPO / experiments.load(REPO)[0][experiment].spec
 
 
 def estimate(experiments, profile, rates):
@@ -92,13 +92,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=pathlib.Path,
                         default=REPO / "bench" / "results" / f"cluster-estimate-{datetime.date.today()}")
     args = parser.parse_args(argv)
-    import yaml
-    config = yaml.safe_load((REPO / "config" / f"{args.profile}.yaml").read_text())
     rates = measured_rates(args.runs_dir)
     if not rates:
         print(f"no complete runs below {args.runs_dir}", file=sys.stderr)
         return 2
-    runs, sources = estimate(config["experiments"], args.profile, rates)
+    runs, sources = estimate([e.name for e in experiments.of_profile(experiments.load(REPO)[0], args.profile)],
+                             args.profile, rates)
     cpu = [r[4] for r in runs]
     longest = max(runs, key=lambda r: r[4])
     lines = [f"# Profile `{args.profile}` on N cluster cores (extrapolated)", "",

@@ -23,7 +23,8 @@ import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import runner, spec  # noqa: E402
+from bbrlab.experiment import spec  # noqa: E402
+from bbrlab.host import runner  # noqa: E402
 
 
 def make_job(rate, flows, clock, duration):

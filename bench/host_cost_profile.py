@@ -41,7 +41,8 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import runner, spec  # noqa: E402
+from bbrlab.experiment import spec  # noqa: E402
+from bbrlab.host import runner  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -222,7 +223,7 @@ def match(host_maps: list, kernel_maps: set, guest_procs: list):
 
 def label(g: dict) -> str:
     cmd = g["cmdline"] or f"[{g['comm']}]"
-    if "bbrlab.samplers" in cmd or g["comm"] == "bbrlab-sampler":     # a process, or forked from the driver
+    if "bbrlab.guest.samplers" in cmd or g["comm"] == "bbrlab-sampler":     # a process, or forked from the driver
         return "python sampler"
     if "bbrlab.guest" in cmd:
         return "python guest.py (experiment driver)"
@@ -331,7 +332,7 @@ def main():
     parser.add_argument("--lowat", type=int, default=0,
                         help="SO_RCVLOWAT in bytes on the iperf3 receivers' data sockets (rcvlowat.py; 0: off)")
     parser.add_argument("--traffic", choices=("bulk", "iperf3"), default="bulk",
-                        help="the flows' two ends (bbrlab/traffic.py; default: bulk)")
+                        help="the flows' two ends (bbrlab/guest/traffic.py; default: bulk)")
     parser.add_argument("--seed", type=int, default=1, help="the run's seed (repetitions differ by seed)")
     parser.add_argument("--keep", help="keep the run directory here (default: a temporary one, removed)")
     parser.add_argument("--out")

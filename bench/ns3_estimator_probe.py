@@ -23,7 +23,8 @@ import tempfile
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import runner, spec  # noqa: E402
+from bbrlab.experiment import spec  # noqa: E402
+from bbrlab.host import runner  # noqa: E402
 from bench_io import write_text_atomic  # noqa: E402
 
 SETTINGS = {"ns-3": {}, "Linux rules": {"linux_rate_interval": True, "linux_losses": True}}

@@ -29,7 +29,8 @@ import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import runner, spec  # noqa: E402
+from bbrlab.experiment import spec  # noqa: E402
+from bbrlab.host import runner  # noqa: E402
 
 SPEC = REPO / "mininet" / "specs" / "ma2019" / "ma2019_fig01.yaml"
 SWITCHES = ("linuxbridge", "ovs")

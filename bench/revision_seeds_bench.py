@@ -40,7 +40,8 @@ CHILD = """
 import sys
 tree, spec_path, out, profile, rep, npoints, match = sys.argv[1:8]
 sys.path.insert(0, tree + "/mininet")
-from bbrlab import runner, spec
+from bbrlab.experiment import spec
+from bbrlab.host import runner
 jobs = spec.expand(spec.load(spec_path, profile=profile, overrides={"repetitions": int(rep)}))
 points = [p for p in dict.fromkeys(j["point"] for j in jobs) if match in p][:int(npoints)]
 for j in jobs:

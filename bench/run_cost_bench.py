@@ -26,7 +26,8 @@ import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import runner, spec  # noqa: E402
+from bbrlab.experiment import spec  # noqa: E402
+from bbrlab.host import runner  # noqa: E402
 
 VARIANTS = {
     "coarse": {"sample_interval_s": 0.1, "queue_sample_interval_s": 0.05},

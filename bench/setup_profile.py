@@ -6,7 +6,7 @@
 
 Runs one short experiment on the real clock (BBR flows of 10 and 50 ms RTT,
 10 Mbit/s, 3 s) with job["driver_profile"] set: the guest (guest.py) runs
-`python3 -X importtime -c "import bbrlab.guest"` first, then profiles the
+`python3 -X importtime -c "import bbrlab.guest.driver"` first, then profiles the
 driver with cProfile from the start of main() to the end of set-up (modules,
 Mininet's dumbbell, shaping, sysctls, socket limits). On the real clock the
 guest's clocks advance while it computes, so guest seconds here are host
@@ -27,7 +27,8 @@ import tempfile
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import runner, spec  # noqa: E402
+from bbrlab.experiment import spec  # noqa: E402
+from bbrlab.host import runner  # noqa: E402
 from bench_io import write_text_atomic  # noqa: E402
 
 
@@ -81,7 +82,7 @@ def main():
         lines = [f"# The driver's set-up in the guest, real clock ({datetime.date.today()})", "",
                  f"`bench/setup_profile.py --flows {args.flows}`; run status {summary['status']}", "",
                  f"- set-up (main() start to the end of set-up): {timeline['timings']['setup_s']} s of guest time",
-                 f"- `import bbrlab.guest` in a fresh interpreter: {total / 1e6:.2f} s", "",
+                 f"- `import bbrlab.guest.driver` in a fresh interpreter: {total / 1e6:.2f} s", "",
                  "## Costliest imports (cumulative us, self us, module)", "", "```"]
         lines += [f"{cum:>9} {own:>9} {'  ' * depth}{mod}" for cum, own, depth, mod in imports]
         lines += ["```", "", "## Set-up by cumulative time", "", "```", stats_text(prof, "cumulative", args.top),

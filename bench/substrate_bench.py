@@ -25,7 +25,8 @@ import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import runner, spec  # noqa: E402
+from bbrlab.experiment import spec  # noqa: E402
+from bbrlab.host import runner  # noqa: E402
 
 SETUPS = {"ma2019_fig01": "mininet/specs/ma2019/ma2019_fig01.yaml",
           "tang_fig02": "mininet/specs/tang/tang_fig02.yaml"}

@@ -9,8 +9,8 @@
 # applies the patch (no fuzz; a hunk that does not apply fails the build and
 # is named), adds the variant's headers and builds OUT/<variant>.ko. The
 # variants and their module parameters (names, ranges, defaults) are listed
-# once, in mininet/bbrlab/variants.yaml: the script writes each module's
-# <variant>_params.h from it (mininet/bbrlab/variants.py, python3 with
+# once, in mininet/bbrlab/experiment/variants.yaml: the script writes each module's
+# <variant>_params.h from it (mininet/bbrlab/experiment/variants.py, python3 with
 # PyYAML), so the module checks the same ranges as the spec check. On the
 # testbed (UML) tree any compiler or modpost warning fails the build; on
 # others, warnings in the variant's own files do.
@@ -35,7 +35,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 variants_dir=$here/variants
-registry=$root/mininet/bbrlab/variants.py
+registry=$root/mininet/bbrlab/experiment/variants.py
 python=${PYTHON:-python3}
 kdir= src= out= check=0
 names=()
@@ -56,7 +56,7 @@ while [ $# -gt 0 ]; do
 done
 
 # Names first: a misspelt variant is reported before anything else is looked at.
-known=$("$python" "$registry" names) || die "cannot read the variants from mininet/bbrlab/variants.yaml"
+known=$("$python" "$registry" names) || die "cannot read the variants from mininet/bbrlab/experiment/variants.yaml"
 explicit=1
 if [ ${#names[@]} -eq 0 ]; then
   mapfile -t names <<<"$known"
@@ -64,7 +64,7 @@ if [ ${#names[@]} -eq 0 ]; then
 fi
 for name in "${names[@]}"; do
   grep -qx -- "$name" <<<"$known" ||
-    die "unknown variant '$name' (not in mininet/bbrlab/variants.yaml; variants: $(paste -sd' ' <<<"$known"))"
+    die "unknown variant '$name' (not in mininet/bbrlab/experiment/variants.yaml; variants: $(paste -sd' ' <<<"$known"))"
   [ -r "$variants_dir/$name.patch" ] || die "variant '$name' has no patch $variants_dir/$name.patch"
 done
 

@@ -15,8 +15,13 @@ FIXTURES = REPO / "tests" / "fixtures"
 
 @pytest.fixture(scope="session")
 def kernel():
-    """Path of the testbed kernel, built on first use (about 5-8 min on 2 cores)."""
-    res = subprocess.run([str(REPO / "kernel" / "build-uml.sh"), str(REPO / "build" / "kernel")],
+    """Path of the testbed kernel, built on first use (about 5-8 min on 2 cores). The build runs
+    under the build directory's lock (flock), as the pipeline's kernel rule does: a second caller
+    (another test session, the pipeline, a checkout sharing build/) waits and then finds the kernel
+    up to date instead of compiling in the same tree at the same time."""
+    out = REPO / "build" / "kernel"
+    out.mkdir(parents=True, exist_ok=True)
+    res = subprocess.run(["flock", str(out / ".build.lock"), str(REPO / "kernel" / "build-uml.sh"), str(out)],
                          capture_output=True, text=True)
     if res.returncode != 0:
         pytest.fail(f"testbed kernel build failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")

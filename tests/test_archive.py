@@ -1,4 +1,4 @@
-"""The results archive (bbrlab/archive.py) on a real captured run
+"""The results archive (bbrlab/data/archive.py) on a real captured run
 (tests/fixtures/run_fig1short.tar.xz): what is kept, keys, staleness, atomicity, checksums."""
 import hashlib
 import json
@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from bbrlab import archive
+from bbrlab.data import archive
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

@@ -2,7 +2,9 @@
 samplers see": state in bbr_bw_lo's low 3 bits, inflight_hi in bbr_bw_hi) read back by tidy.py."""
 import pytest
 
-from bbrlab import netlink, tidy, variants
+from bbrlab.data import tidy
+from bbrlab.experiment import variants
+from bbrlab.guest import netlink
 
 STATES = ["startup", "drain", "probe_bw_down", "probe_bw_cruise", "probe_bw_refill", "probe_bw_up", "probe_rtt"]
 
@@ -32,14 +34,14 @@ def test_only_bbr2_and_bbr3_use_the_encoding():
 
 
 def test_native_backend_refuses_bbr2_before_anything_runs():
-    from bbrlab import modules
+    from bbrlab.host import modules
     job = {"flows": [{"cc": "bbr2", "module_params": {}}, {"cc": "cubic"}]}
     with pytest.raises(modules.ModuleError, match="10-tcp-rate-tx-in-flight.patch"):
         modules.for_job(job, "native")
 
 
 def test_kernel_tree_without_the_core_patch_is_refused(tmp_path):
-    from bbrlab import modules
+    from bbrlab.host import modules
     (tmp_path / "src.patches").mkdir()
     with pytest.raises(modules.ModuleError, match="was not built with: rebuild it with kernel/build-uml.sh"):
         modules.check_core_patches(["bbq", "bbr3"], tmp_path)

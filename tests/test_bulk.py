@@ -1,4 +1,4 @@
-"""The flows' two ends (bbrlab/bulk.c, built by guest_programs.py), on the host's loopback: no
+"""The flows' two ends (bbrlab/guest/bulk.c, built by guest_programs.py), on the host's loopback: no
 testbed boot.
 
 What the experiments rely on: the sender keeps writing for exactly its time
@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from bbrlab import guest_programs, traffic
+from bbrlab.host import guest_programs
+from bbrlab.guest import traffic
 
 BULK = pathlib.Path(traffic.BULK)
 

@@ -1,4 +1,4 @@
-"""Per-flow backlog from header captures (mininet/bbrlab/capture.py).
+"""Per-flow backlog from header captures (mininet/bbrlab/data/capture.py).
 
 The pcap reader and the backlog reconstruction run on the first 0.6 s of a real
 testbed capture (tests/fixtures/capture/: a BBR flow's start-up into a 2-MB
@@ -12,7 +12,8 @@ import statistics
 
 import pytest
 
-from bbrlab import capture, spec, tidy
+from bbrlab.experiment import spec
+from bbrlab.data import capture, tidy
 from conftest import write_spec
 
 

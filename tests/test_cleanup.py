@@ -1,4 +1,4 @@
-"""`bbrlab clean` (bbrlab/cleanup.py): what a killed native run leaves on the host goes.
+"""`bbrlab clean` (bbrlab/host/cleanup.py): what a killed native run leaves on the host goes.
 
 The native backend cannot run on the development machine (its kernel has no
 netem, fq or red and no module loading), so the leftovers of a run are made
@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from bbrlab import backends, cleanup
-from bbrlab.backends import native
+from bbrlab.host import backends, cleanup
+from bbrlab.host.backends import native
 from conftest import REPO, cli
 
 LEFTOVERS = """
@@ -143,8 +143,8 @@ def test_killing_the_runner_of_a_native_guest_runs_the_cleanup(leftovers_possibl
     launcher_code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(REPO / 'mininet')!r})
-        from bbrlab import backends
-        from bbrlab.backends import native
+        from bbrlab.host import backends
+        from bbrlab.host.backends import native
         with open({str(tmp_path / 'console.log')!r}, "w") as out:
             backends.tethered(["sh", {str(script)!r}], out, 600, after=native.NativeBackend().cleanup_command())
     """)

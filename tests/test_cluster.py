@@ -19,11 +19,12 @@ import time
 
 import pytest
 
-from bbrlab import cluster, resources, spec
+from bbrlab.experiment import spec
+from bbrlab.host import cluster, resources
 from conftest import REPO
 import slurm_cluster
 
-PIPELINE_FILES = ("Snakefile", "mininet", "analysis", "kernel", "paper", "config", "claims", "profiles", "envs")
+PIPELINE_FILES = ("Snakefile", "workflow", "mininet", "analysis", "kernel", "paper", "config", "claims", "profiles", "envs")
 EXPERIMENT = "smoke_cluster"
 SPEC = f"""
 name: {EXPERIMENT}
@@ -62,9 +63,10 @@ def pipeline_copy(root: pathlib.Path, kernel) -> pathlib.Path:
                 os.link(src, work / "build" / "kernel" / name)
             except OSError:
                 shutil.copy2(src, work / "build" / "kernel" / name)
-    paper_key = EXPERIMENT.split("_", 1)[0]
-    (work / "mininet" / "specs" / paper_key).mkdir(parents=True, exist_ok=True)
-    (work / "mininet" / "specs" / paper_key / f"{EXPERIMENT}.yaml").write_text(SPEC)
+    (work / "mininet" / "specs" / "smoke").mkdir(parents=True, exist_ok=True)
+    (work / "mininet" / "specs" / "smoke" / f"{EXPERIMENT}.yaml").write_text(SPEC)
+    with (work / "config" / "experiments.csv").open("a") as fh:     # no paper: runs only
+        fh.write(f"{EXPERIMENT},,,quick,mininet/specs/smoke/{EXPERIMENT}.yaml,,\n")
     (work / "test-config.yaml").write_text(CONFIG)
     return work
 
@@ -163,7 +165,7 @@ def test_pipeline_runs_on_slurm_and_builds_the_report(slurm, pipeline):
     assert report.stat().st_size > 10_000
     testbed_tex = (pipeline / "results" / "quick" / "report" / "generated" / "testbed.tex").read_text()
     assert f"Hosts & {slurm.node} \\\\" in testbed_tex          # one host, named
-    # each SLURM job asked for what the run rule declares (bbrlab/resources.py)
+    # each SLURM job asked for what the run rule declares (bbrlab/host/resources.py)
     job = spec.expand(spec.load(pipeline / "mininet" / "specs" / "smoke" / f"{EXPERIMENT}.yaml", profile="quick"))[0]
     minutes = resources.runtime_min(job)
     for job_id in states:

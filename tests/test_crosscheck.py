@@ -1,4 +1,4 @@
-"""The backend cross-check (`snakemake crosscheck`, README "Native backend"), short of
+"""The backend cross-check (`snakemake crosscheck`, docs/native-backend.md), short of
 running it: its specs and config key, the pipeline's plan (both backends into separate
 trees, nothing added to the default target), the refusal before anything runs when a
 backend cannot run here, and analysis/crosscheck.R on constructed and copied run trees.
@@ -11,10 +11,10 @@ import sys
 import tarfile
 
 import pytest
-import yaml
 
-from bbrlab import crosscheck, spec
-from bbrlab.backends import native
+from bbrlab.experiment import experiments, spec
+from bbrlab.host import crosscheck
+from bbrlab.host.backends import native
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "analysis"))
@@ -30,13 +30,13 @@ def snakemake(*args, cwd=REPO):
 
 
 def test_config_lists_the_crosscheck_specs_which_validate():
-    config = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
-    assert config["crosscheck"] == SPECS
+    table, _ = experiments.load(REPO)
+    assert [e.name for e in experiments.of_profile(table, "crosscheck")] == SPECS
     for name in SPECS:
-        s = spec.load(REPO / "mininet" / "specs" / "crosscheck" / f"{name}.yaml", profile="crosscheck")
+        s = spec.load(REPO / table[name].spec, profile="crosscheck")
         assert s["name"] == name and s["clock"] == "virtual"
         assert len(spec.expand(s)) == 1
-        assert name not in config["experiments"]
+        assert table[name].profiles == ("crosscheck",) and not table[name].paper
 
 
 def test_default_target_plans_no_crosscheck():
@@ -67,7 +67,8 @@ def sandbox(tmp_path):
     real Snakemake run in it can neither build a kernel nor boot a testbed."""
     box = tmp_path / "box"
     box.mkdir()
-    for name in ("Snakefile", "config", "mininet", "analysis", "envs", "Vagrantfile", "profiles"):
+    for name in ("Snakefile", "workflow", "config", "mininet", "analysis", "envs", "Vagrantfile", "profiles",
+                 "paper", "claims"):
         (box / name).symlink_to(REPO / name)
     (box / "kernel").mkdir()
     shutil.copy(REPO / "kernel" / "uml.config", box / "kernel" / "uml.config")

@@ -5,16 +5,27 @@ kernel/patches/uml-seeded-random.patch turns into the guest's only source of
 randomness), the guest's Python hash seed and, on the virtual clock, a pinned
 guest wall clock (time-travel-start=). The command-line tests run without a
 testbed; one test boots it three times (in parallel: two short runs with one
-seed, one with another; about a minute) and compares the per-flow series.
-bench/determinism_bench.py measures the same on longer runs."""
+seed, one with another; about a minute) and compares the per-flow series;
+another runs one spec from the checkout and from a relocated copy of the
+package and wants the same tidy data (the driver's fixed start on the virtual
+clock, guest.wait_for_virtual_start). bench/determinism_bench.py measures the
+same on longer runs."""
 import concurrent.futures
 import json
+import os
+import pathlib
 import platform
+import shutil
+import subprocess
+import sys
 
 import pytest
 
-from bbrlab import guest, runner, spec
-from bbrlab.backends import BackendError, uml
+from bbrlab.experiment import spec
+from bbrlab.host import runner
+from bbrlab.guest import driver as guest
+from bbrlab.host.backends import BackendError, uml
+from conftest import REPO
 
 
 def boot_line(seed=7, clock="virtual", **backend):
@@ -81,3 +92,71 @@ def test_same_seed_same_series_other_seed_other_series(tmp_path, kernel):
     assert drops[0] == drops[1] and drops[0] != drops[2]
     for summary, seed in zip(summaries, (11, 11, 12)):       # run.json says where the randomness came from
         assert summary["testbed"]["randomness"] == {"kernel_seed": seed, "python_hash_seed": str(seed)}
+
+
+def test_on_the_virtual_clock_the_driver_starts_at_a_fixed_uptime():
+    slept = []
+    ready = guest.wait_for_virtual_start({"clock": "virtual"}, 0.1, clock=lambda: 0.0006, sleep=slept.append)
+    assert ready == 0.0006 and slept == [pytest.approx(0.0994)]
+    slept.clear()         # the real clock keeps the host's timing: no wait
+    guest.wait_for_virtual_start({"clock": "real"}, 0.1, clock=lambda: 0.0006, sleep=slept.append)
+    assert slept == []
+
+
+def test_a_start_later_than_the_fixed_uptime_is_logged(capsys):
+    slept = []
+    assert guest.wait_for_virtual_start({"clock": "virtual"}, 0.1, clock=lambda: 0.25, sleep=slept.append) == 0.25
+    assert slept == [] and "timeline depends on how long the start took" in capsys.readouterr().out
+
+
+TWO_FLOWS = """
+name: where
+duration_s: 6
+clock: virtual
+bottleneck: {rate_mbps: 100, buffer_bdp: 1.0}
+flows:
+  - {cc: bbr, rtt_ms: 10}
+  - {cc: cubic, rtt_ms: 30}
+"""
+
+
+def relocated_copy(root: pathlib.Path) -> pathlib.Path:
+    """A copy of the checkout's mininet/ at a longer path, with one module the guest's driver
+    imports moved to another file of the package and a stub importing it left in its place (as
+    a re-layout leaves them). Returns the copy's mininet/ (its PYTHONPATH); its build/bin gets
+    its own programs on first use."""
+    mininet = root / "a-second-and-much-longer-checkout-path" / "mininet"
+    shutil.copytree(REPO / "mininet", mininet, ignore=shutil.ignore_patterns("__pycache__"))
+    package = mininet / "bbrlab" / "guest"
+    (package / "rcvlowat.py").rename(package / "lowat_moved.py")
+    (package / "rcvlowat.py").write_text("from .lowat_moved import *  # noqa: F401,F403\n"
+                                         "from .lowat_moved import apply_when_connected  # noqa: F401\n")
+    return mininet
+
+
+def test_where_the_code_lies_does_not_change_the_data(tmp_path, kernel):
+    """The same spec and seed from the checkout and from a relocated copy of the package (other
+    paths on the kernel's command line and in the guest, a guest module in another file, another
+    output path): byte-identical tidy data. Before the driver waited for a fixed uptime
+    (guest.wait_for_virtual_start) the copy's interpreter start read the clock more often, which
+    on the virtual clock shifted the guest's timeline, and with it the flows' ports and the tidy
+    data. About 30 s (two 6-s runs side by side)."""
+    spec_file = tmp_path / "where.yaml"
+    spec_file.write_text(TWO_FLOWS)
+    copy = relocated_copy(tmp_path)
+    runs = {"here": (REPO / "mininet", tmp_path / "out"), "copy": (copy, tmp_path / "output-of-the-relocated-copy")}
+
+    def run(name):
+        pythonpath, out = runs[name]
+        res = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(spec_file), "--out", str(out),
+                              "--kernel", str(kernel)], capture_output=True, text=True,
+                             env=dict(os.environ, PYTHONPATH=str(pythonpath)))
+        assert res.returncode == 0, res.stdout + res.stderr
+        return out / "where" / "base" / "rep1"
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        here, there = pool.map(run, runs)
+    assert "/a-second-and-much-longer-checkout-path/mininet" in (there / "raw" / "console.log").read_text()
+    for name in ("goodput.csv", "tcp.csv", "queue.csv"):
+        assert (here / "tidy" / name).read_bytes() == (there / "tidy" / name).read_bytes(), \
+            f"tidy/{name} differs between two checkouts of the same code"
+    assert len((here / "tidy" / "goodput.csv").read_text().splitlines()) > 100

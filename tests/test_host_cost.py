@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from bbrlab import procacct, rcvlowat
+from bbrlab.guest import procacct, rcvlowat
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

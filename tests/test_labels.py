@@ -1,11 +1,13 @@
-"""Human labels of sweep points (bbrlab/labels.py), on the shipped specs' real points."""
+"""Human labels of sweep points (bbrlab/experiment/labels.py), on the shipped specs' real points."""
 import csv
 import io
 import pathlib
 
 import pytest
 
-from bbrlab import cli, labels, runner, spec
+from bbrlab import cli
+from bbrlab.experiment import experiments, labels, spec
+from bbrlab.host import runner
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SPECS = REPO / "mininet" / "specs"
@@ -14,7 +16,7 @@ BASE = {"name": "t", "duration_s": 30, "bottleneck": {"rate_mbps": 100, "buffer_
 
 
 def labels_of(experiment, profile="paper"):
-    return labels.labels_of(spec.load(SPECS / experiment.split("_")[0] / f"{experiment}.yaml", profile=profile))
+    return spec.labels_of(spec.load(REPO / experiments.load(REPO)[0][experiment].spec, profile=profile))
 
 
 def test_ma2019_rate_red_rtt_and_count_sweeps():
@@ -49,7 +51,7 @@ def test_unswept_spec_and_module_parameters():
 @pytest.mark.parametrize("path", sorted(SPECS.glob("*/*.yaml")), ids=lambda p: p.stem)
 def test_every_shipped_point_has_a_distinct_short_label(path):
     for profile in ("quick", "paper"):
-        got = labels.labels_of(spec.load(path, profile=profile))
+        got = spec.labels_of(spec.load(path, profile=profile))
         assert len(set(got.values())) == len(got)
         assert all(0 < len(label) <= 40 and "=" not in label for label in got.values())
 

@@ -1,11 +1,12 @@
-"""Which modules a run loads, where they come from (mininet/bbrlab/modules.py); building and
+"""Which modules a run loads, where they come from (mininet/bbrlab/host/modules.py); building and
 loading them in the testbed is tested in tests/kernel/."""
 import hashlib
 import os
 
 import pytest
 
-from bbrlab import modules, spec
+from bbrlab.experiment import spec
+from bbrlab.host import modules
 from test_spec import BASE
 
 

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from bbrlab import netlink
+from bbrlab.guest import netlink
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The ns-3 backend (bbrlab/backends/ns3_backend.py): the same run spec simulated in ns-3.
+"""The ns-3 backend (bbrlab/host/backends/ns3_backend.py): the same run spec simulated in ns-3.
 
 Needs Debian's libns3-dev and a C++ compiler (skipped otherwise; the refusal
 tests need neither); the program is compiled once, into build/ns3/ (about 6 s;
@@ -11,8 +11,9 @@ import shutil
 import pytest
 import yaml
 
-from bbrlab import spec, tidy
-from bbrlab.backends import BackendError, ns3_backend
+from bbrlab.experiment import spec
+from bbrlab.data import tidy
+from bbrlab.host.backends import BackendError, ns3_backend
 from conftest import cli, goodput_by_flow, write_spec
 from test_tidy_fidelity import final_bytes_received, rows
 

@@ -1,4 +1,4 @@
-"""The pipeline's ns-3 switch (README "ns-3 backend"), short of running it: `--config
+"""The pipeline's ns-3 switch (docs/ns3-backend.md), short of running it: `--config
 backend=ns3` plans the configured runs ns-3 accepts into results/<profile>-ns3/ and none it
 refuses, with no kernel or module build; `compare_ns3` adds the published / ns-3 / kernel
 table to the kernel report; analysis/ns3_compare.R on constructed claims CSVs. Nothing runs."""
@@ -9,14 +9,13 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
-from bbrlab import spec
-from bbrlab.backends import ns3_backend
+from bbrlab.experiment import spec
+from bbrlab.experiment import experiments
+from bbrlab.host.backends import ns3_backend
 from conftest import REPO
 
 needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
-CONFIG = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
 
 
 def snakemake(*args, cwd=REPO):
@@ -25,9 +24,8 @@ def snakemake(*args, cwd=REPO):
 
 
 def configured_jobs():
-    for name in CONFIG["experiments"]:
-        paper = name.split("_", 1)[0]
-        yield from spec.expand(spec.load(REPO / "mininet" / "specs" / paper / f"{name}.yaml", profile="quick"))
+    for e in experiments.of_profile(experiments.load(REPO)[0], "quick"):
+        yield from spec.expand(spec.load(REPO / e.spec, profile="quick"))
 
 
 def run_json(tree, job):

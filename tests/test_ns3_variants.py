@@ -18,8 +18,9 @@ import statistics
 import pytest
 import yaml
 
-from bbrlab import runner, spec
-from bbrlab.backends import BackendError, ns3_backend
+from bbrlab.experiment import spec
+from bbrlab.host import runner
+from bbrlab.host.backends import BackendError, ns3_backend
 from conftest import cli, goodput_by_flow, write_spec
 from test_ns3_backend import NS3_MISSING, needs_ns3
 

@@ -38,8 +38,9 @@ import statistics
 import pytest
 import yaml
 
-from bbrlab import runner, spec
-from bbrlab.backends import ns3_backend
+from bbrlab.experiment import spec
+from bbrlab.host import runner
+from bbrlab.host.backends import ns3_backend
 from conftest import goodput_by_flow
 from test_ns3_backend import NS3_MISSING, needs_ns3
 

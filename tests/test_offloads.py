@@ -1,4 +1,4 @@
-"""Offloads off through ioctls (bbrlab/offloads.py), checked against ethtool's own reading, on
+"""Offloads off through ioctls (bbrlab/guest/offloads.py), checked against ethtool's own reading, on
 the host's loopback device in a fresh network namespace: no testbed boot."""
 import os
 import pathlib
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bbrlab import shaping
+from bbrlab.guest import shaping
 
 # the child Python imports the package the way the guest does
 ENV = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1] / "mininet"))
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not shutil.which("unshare") or not shutil.which(
 
 SCRIPT = """
 import json, subprocess
-from bbrlab import offloads
+from bbrlab.guest import offloads
 before = offloads.read("lo")
 after = offloads.turn_off("lo")
 shown = subprocess.run(["ethtool", "-k", "lo"], capture_output=True, text=True, check=True).stdout
@@ -51,6 +51,6 @@ def test_turn_off_is_what_ethtool_reports():
 
 def test_unknown_device_names_it():
     res = subprocess.run(["unshare", "-n", sys.executable, "-c",
-                          "from bbrlab import offloads; offloads.turn_off('nosuchdev0')"],
+                          "from bbrlab.guest import offloads; offloads.turn_off('nosuchdev0')"],
                          capture_output=True, text=True, timeout=60, env=ENV)
     assert res.returncode != 0 and "nosuchdev0" in res.stderr

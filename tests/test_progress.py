@@ -1,4 +1,4 @@
-"""Progress of a long run (bbrlab/progress.py), read from a real captured sampler file
+"""Progress of a long run (bbrlab/host/progress.py), read from a real captured sampler file
 (tests/fixtures/run_fig1short.tar.xz: a 30-s run) as the guest leaves it mid-run."""
 import pathlib
 import tarfile
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from bbrlab import progress
+from bbrlab.host import progress
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from bbrlab import samplers
+from bbrlab.guest import samplers
 
 
 def config(tmp_path, until_s):

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from bbrlab import guest
+from bbrlab.guest import driver as guest
 
 # the child Python imports the package the way the guest does
 ENV = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1] / "mininet"))
@@ -20,7 +20,7 @@ needs_netns = pytest.mark.skipif(not shutil.which("unshare"), reason="needs unsh
 
 SCRIPT = """
 import json, subprocess
-from bbrlab import guest
+from bbrlab.guest import driver as guest
 guest.run_batched([["tc", "qdisc", "replace", "dev", "lo", "root", "handle", "1:", "tbf", "rate", "8mbit",
                     "burst", "5000", "limit", "30000"],
                    ["ip", "link", "set", "dev", "lo", "up"],
@@ -40,7 +40,7 @@ def test_batches_run_in_order_within_each_tool():
 
 @needs_netns
 def test_a_failing_line_names_its_command():
-    script = ("from bbrlab import guest\n"
+    script = ("from bbrlab.guest import driver as guest\n"
               "guest.run_batched([['tc', 'qdisc', 'add', 'dev', 'nosuchdev0', 'root', 'pfifo']])")
     res = subprocess.run(["unshare", "-n", sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=ENV)
     assert res.returncode != 0
@@ -54,7 +54,7 @@ def test_arguments_the_batch_syntax_cannot_carry_are_refused():
 
 DUMBBELL = """
 import json, os, subprocess
-from bbrlab import topology
+from bbrlab.guest import topology
 leak_r, leak_w = os.pipe()
 os.set_inheritable(leak_w, True)          # a descriptor of the driver that a shell must not keep
 db = topology.build(2, "linuxbridge", 1500)
@@ -101,7 +101,7 @@ if sys.argv[1] == "ifconfig":
     for cmd in (["ifconfig", "h1-eth0", "10.0.2.1/16", "up"], ["ifconfig", "lo", "up"]):
         subprocess.run(cmd, check=True)
 else:
-    from bbrlab import ifconfig
+    from bbrlab.guest import ifconfig
     ifconfig.address_up("h1-eth0", "10.0.2.1", 16)
     ifconfig.up("lo")
 show = lambda *a: subprocess.run(["ip", *a], capture_output=True, text=True, check=True).stdout
@@ -113,7 +113,7 @@ print(re.sub(r"([0-9a-f]{2}:){5}[0-9a-f]{2}", "MAC", text))
 @needs_netns
 def test_the_ioctls_leave_an_interface_as_ifconfig_does():
     """topology.Host configures a host's address and loopback by ifconfig's own ioctls
-    (bbrlab.ifconfig) instead of running ifconfig: addresses, prefix, broadcast, flags and the
+    (bbrlab.guest.ifconfig) instead of running ifconfig: addresses, prefix, broadcast, flags and the
     routes the kernel derives must come out the same, each in a fresh network namespace."""
     if not shutil.which("ifconfig"):
         pytest.skip("needs net-tools' ifconfig as the reference")
@@ -127,7 +127,7 @@ def test_the_ioctls_leave_an_interface_as_ifconfig_does():
 
 
 def test_a_prefix_length_out_of_range_is_refused():
-    from bbrlab import ifconfig
+    from bbrlab.guest import ifconfig
     assert ifconfig.netmask(16) == "255.255.0.0" and ifconfig.netmask(0) == "0.0.0.0"
     with pytest.raises(ValueError, match="prefix length"):
         ifconfig.netmask(33)
@@ -135,7 +135,7 @@ def test_a_prefix_length_out_of_range_is_refused():
 
 PAIR = """
 import os, re, subprocess, sys, time
-from bbrlab import netns, veth
+from bbrlab.guest import netns, veth
 child = subprocess.Popen(["unshare", "-n", "sleep", "60"])   # a Mininet host's namespace
 time.sleep(0.2)
 here = os.open("/proc/self/ns/net", os.O_RDONLY)
@@ -160,7 +160,7 @@ print(re.sub(r"@if\\d+", "@ifN", re.sub(r"(?m)^\\d+:", "N:", text)))   # interfa
 @needs_netns
 def test_the_veth_request_makes_the_pair_ip_makes():
     """topology.VethLink makes each link's veth pair by the rtnetlink request `ip link add ...
-    type veth peer ... netns` sends (bbrlab.veth), from the first node's namespace: both ends, their
+    type veth peer ... netns` sends (bbrlab.guest.veth), from the first node's namespace: both ends, their
     names, addresses, flags and namespaces must come out as `ip` makes them; a second request for
     the same names fails naming the pair."""
     got = {how: subprocess.run(["unshare", "-n", sys.executable, "-c", PAIR, how], capture_output=True,

@@ -1,5 +1,6 @@
 """tc command lines for each knob of the spec (run against a real kernel in test_testbed.py)."""
-from bbrlab import shaping, spec
+from bbrlab.experiment import spec
+from bbrlab.guest import shaping
 
 BASE = {"name": "t", "duration_s": 30, "flows": [{"cc": "bbr", "rtt_ms": 10}]}
 

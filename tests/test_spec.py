@@ -4,7 +4,8 @@ import pathlib
 import pytest
 import yaml
 
-from bbrlab import modules, spec
+from bbrlab.experiment import spec
+from bbrlab.host import modules
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BASE = {"name": "t", "duration_s": 30, "bottleneck": {"rate_mbps": 100, "buffer_bytes": 2_000_000},
@@ -32,12 +33,90 @@ def test_all_shipped_specs_are_valid():
 
 def test_defaults_and_derived_values():
     (run,) = spec.expand(resolve())
-    assert run["sender_qdisc"] == "fq" and run["clock"] == "real" and run["rtt_on"] == "ingress"
+    assert run["sender_qdisc"] == "fq" and run["clock"] == "virtual" and run["rtt_on"] == "ingress"
     assert run["bottleneck"]["shaper"] == "tbf" and run["bottleneck"]["aqm"] == {"kind": "droptail"}
     assert run["bottleneck"]["buffer_bytes_resolved"] == 2_000_000
     assert [f["flow"] for f in run["flows"]] == [1, 2]
     assert run["flows"][0]["stop_s"] == 30 and run["flows"][1]["start_s"] == 5
     assert run["fidelity"]["base_rtt_tolerance_ms"] == 1.0
+
+
+# The fields of a resolved run that a spec may leave out and the run still has (every default
+# filled once, by spec.resolve_run): the schema's properties minus what only a spec file has
+# (sweep, profiles, point_labels), its free-text metadata and the one-of buffer sizes.
+SPEC_ONLY = {"sweep", "profiles", "point_labels", "description", "paper", "figure"}
+BUFFER_SIZES = {"buffer_bytes", "buffer_pkts", "buffer_bdp"}
+MINIMAL = {"name": "m", "duration_s": 10, "bottleneck": {"rate_mbps": 10, "buffer_bytes": 100_000},
+           "flows": [{"cc": "bbr", "rtt_ms": 20}]}
+
+
+def test_a_minimal_spec_expands_to_a_run_with_every_field():
+    (run,) = spec.expand(spec.resolve(MINIMAL))
+    props = spec.SCHEMA["properties"]
+    assert set(props) - SPEC_ONLY <= set(run), set(props) - SPEC_ONLY - set(run)
+    bn_props = props["bottleneck"]["properties"]
+    assert set(bn_props) - BUFFER_SIZES <= set(run["bottleneck"]), set(bn_props) - BUFFER_SIZES - set(run["bottleneck"])
+    flow_props = set(props["flows"]["items"]["properties"]) - {"count"}
+    assert all(flow_props <= set(f) for f in run["flows"]), flow_props - set(run["flows"][0])
+    assert set(props["fidelity"]["properties"]) <= set(run["fidelity"])
+    assert run["delayed_ack"] is True and run["snapshot_at_s"] is None and run["access_rate_mbps"] is None
+    assert run["bottleneck"]["loss_rate"] == 0 and run["flows"][0]["access_rate_mbps"] is None
+    assert run["capture"] == "none" and run["switch"] == "linuxbridge" and run["offloads"] == "off"
+    assert run["profile"] is None and run["point_label"] == "base"
+
+
+def test_red_gets_its_ecn_default_and_droptail_no_parameters():
+    red = {"kind": "red", "min_bytes": 30000, "max_bytes": 90000, "probability": 0.1}
+    (run,) = spec.expand(spec.resolve(spec.deep_merge(MINIMAL, {"bottleneck": {"aqm": red}})))
+    assert run["bottleneck"]["aqm"] == dict(red, ecn=False)
+    (run,) = spec.expand(spec.resolve(MINIMAL))
+    assert run["bottleneck"]["aqm"] == {"kind": "droptail"}
+
+
+def test_a_spec_without_clock_runs_on_the_virtual_clock():
+    (run,) = spec.expand(spec.resolve(MINIMAL))
+    assert run["clock"] == "virtual"
+    (run,) = spec.expand(spec.resolve(dict(MINIMAL, clock="real")))
+    assert run["clock"] == "real"
+
+
+def test_an_access_rate_of_the_run_reaches_every_flow_unless_the_flow_has_its_own():
+    raw = dict(MINIMAL, access_rate_mbps=50, flows=[{"cc": "bbr", "rtt_ms": 20},
+                                                    {"cc": "bbr", "rtt_ms": 20, "access_rate_mbps": 5}])
+    (run,) = spec.expand(spec.resolve(raw))
+    assert [f["access_rate_mbps"] for f in run["flows"]] == [50, 5]
+
+
+# Run keys of shipped specs' runs as the revision before the later defaults (delayed_ack,
+# snapshot_at_s, access_rate_mbps, bottleneck.loss_rate, aqm.ecn) computed them.
+EARLIER_RUN_KEYS = {
+    ("ma2019/ma2019_fig01", "quick", "base"): "77d4c7a23943",
+    ("tang/tang_table2", "quick", "f1_cc=bbr__loss_rate=0_0001"): "ac67f65810fc",
+    ("ma2019/ma2019_fig04", "quick", "aqm_max_bytes=500000__aqm_probability=0_02"): "f4db5dde6c18",
+}
+
+
+@pytest.mark.parametrize("where", EARLIER_RUN_KEYS)
+def test_defaults_added_later_leave_the_run_key_alone(where):
+    path, profile, point = where
+    runs = spec.expand(spec.load(REPO / "mininet" / "specs" / f"{path}.yaml", profile=profile))
+    run = next(r for r in runs if r["point"] == point and r["repetition"] == 1)
+    assert run["run_key"] == EARLIER_RUN_KEYS[where]
+
+
+def test_a_spec_that_sets_a_later_default_is_keyed_with_it():
+    (run,) = spec.expand(spec.resolve(MINIMAL))
+    (explicit,) = spec.expand(spec.resolve(dict(MINIMAL, delayed_ack=False)))
+    assert explicit["run_key"] != run["run_key"]
+
+
+def test_complete_fills_an_earlier_revisions_run_and_keeps_what_it_has():
+    (run,) = spec.expand(spec.resolve(dict(MINIMAL, delayed_ack=False)))
+    old = {k: v for k, v in run.items() if k not in ("delayed_ack", "snapshot_at_s", "capture")}
+    old["bottleneck"] = {k: v for k, v in run["bottleneck"].items() if k != "loss_rate"}
+    done = spec.complete(old)
+    assert done["capture"] == "none" and done["bottleneck"]["loss_rate"] == 0 and done["delayed_ack"] is True
+    assert spec.complete(dict(run))["delayed_ack"] is False
 
 
 def test_buffer_in_bdp_uses_largest_rtt_unless_given():
@@ -176,7 +255,7 @@ def test_socket_and_queue_intervals_each_keep_their_own_spacing():
     """The sampler samples sockets every sample_interval_s and the queue every queue_sample_interval_s,
     also when one is not a multiple of the other (20-ms sockets beside the 50-ms default queue
     interval: both on a 10-ms grid, not the sockets rounded to the queue's 50 ms)."""
-    from bbrlab import guest
+    from bbrlab.guest import driver as guest
     grid = lambda **kw: guest.sampler_grid(spec.expand(resolve(**kw))[0])
     assert grid(sample_interval_s=0.02) == (0.01, 2, 5)
     assert grid() == (0.05, 2, 1)                                   # the defaults: 0.1 and 0.05
@@ -187,3 +266,20 @@ def test_socket_and_queue_intervals_each_keep_their_own_spacing():
 def test_sample_intervals_are_whole_milliseconds():
     assert "sample_interval_s: 0.0125 is not a whole number of milliseconds" in error_of(
         spec.deep_merge(BASE, {"sample_interval_s": 0.0125}))
+
+
+def test_the_content_key_ignores_the_later_defaults_at_their_default_values():
+    """runkey.run_key (the pipeline's key) of a run is the key of the same run as resolved
+    before delayed_ack, snapshot_at_s, access_rate_mbps, loss_rate and red's ecn were filled in;
+    a value other than the default still counts."""
+    from bbrlab.experiment import runkey
+    red = {"kind": "red", "min_bytes": 30000, "max_bytes": 90000, "probability": 0.1}
+    (run,) = spec.expand(spec.resolve(spec.deep_merge(MINIMAL, {"bottleneck": {"aqm": red}})))
+    earlier = {k: v for k, v in run.items() if k not in ("delayed_ack", "snapshot_at_s", "access_rate_mbps")}
+    earlier["bottleneck"] = {k: v for k, v in run["bottleneck"].items() if k != "loss_rate"}
+    earlier["bottleneck"]["aqm"] = red
+    earlier["flows"] = [{k: v for k, v in f.items() if k != "access_rate_mbps"} for f in run["flows"]]
+    assert runkey.run_key(run) == runkey.run_key(earlier)
+    for changed in (dict(run, delayed_ack=False), dict(run, snapshot_at_s=1.0),
+                    dict(run, bottleneck=dict(run["bottleneck"], loss_rate=0.01))):
+        assert runkey.run_key(changed) != runkey.run_key(run)

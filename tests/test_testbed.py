@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from bbrlab import backends, runner, spec, units
+from bbrlab.experiment import spec, units
+from bbrlab.host import backends, runner
 from conftest import REPO, cli, goodput_by_flow, write_spec
 
 TWO_FLOWS = """
@@ -115,7 +116,8 @@ def test_runs_as_an_unprivileged_user(kernel, unprivileged_user):
     work = base / "unpriv"
     shutil.copytree(REPO / "mininet", work / "mininet", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(kernel, work / "linux")
-    write_spec(work / "u.yaml", TWO_FLOWS.replace("name: e2e", "name: unpriv").replace("duration_s: 20", "duration_s: 8"))
+    write_spec(work / "u.yaml", TWO_FLOWS.replace("name: e2e", "name: unpriv").replace("duration_s: 20", "duration_s: 8")
+               + "clock: real\n")
     subprocess.run(["chown", "-R", unprivileged_user, str(work)], check=True)
     env = dict(os.environ, PYTHONPATH=str(work / "mininet"))
     res = subprocess.run(["runuser", "-u", unprivileged_user, "--", "env", f"PYTHONPATH={work / 'mininet'}",
@@ -184,7 +186,7 @@ def test_timeout_kills_the_testbed_and_fails_the_run(tmp_path, kernel):
 
 
 def test_native_backend_refuses_clearly_where_the_host_lacks_netem():
-    from bbrlab.backends import native
+    from bbrlab.host.backends import native
     missing = native.missing_prerequisites()
     res = cli("check-native")
     if not missing:

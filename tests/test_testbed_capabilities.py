@@ -10,8 +10,11 @@ import stat
 
 import pytest
 
-from bbrlab import fidelity, resources, shaping, spec, tidy, traffic, units
-from bbrlab.backends import BackendError, uml
+from bbrlab.experiment import spec, units
+from bbrlab.host import resources
+from bbrlab.guest import shaping, traffic
+from bbrlab.data import fidelity, tidy
+from bbrlab.host.backends import BackendError, uml
 from conftest import cli, goodput_by_flow, write_spec
 
 BASE = {"name": "cap", "duration_s": 10, "bottleneck": {"rate_mbps": 10, "buffer_bdp": 1.5},

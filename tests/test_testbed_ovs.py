@@ -6,7 +6,7 @@ it); on the virtual clock it always started that early and forwarded nothing."""
 import json
 import re
 
-from bbrlab import guest
+from bbrlab.guest import driver as guest
 from conftest import cli, goodput_by_flow, write_spec
 
 OVS_ONE_FLOW = """

@@ -1,4 +1,4 @@
-"""The tether (bbrlab/backends/tether.py): a testbed dies with the process that launched it.
+"""The tether (bbrlab/host/backends/tether.py): a testbed dies with the process that launched it.
 
 Plain processes stand in for the testbed here (a shell with a background child in
 its group, as User-Mode Linux has its helpers); test_testbed.py kills a real run."""
@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from bbrlab import backends
+from bbrlab.host import backends
 from conftest import REPO
 
 
@@ -70,7 +70,7 @@ LAUNCHER = textwrap.dedent("""
     # Ctrl-C as in a terminal: a suite started in the background (`cmd &` in a script) inherits
     # SIGINT ignored, and Python then installs no KeyboardInterrupt handler
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from bbrlab import backends
+    from bbrlab.host import backends
     with open({log!r}, "wb") as out:
         backends.tethered(["sh", "-c", {command!r}], out, 600, rmtree={scratch!r}, after="touch " + {after!r})
 """)

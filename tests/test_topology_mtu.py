@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mininet"))
-topology = pytest.importorskip("bbrlab.topology")
+topology = pytest.importorskip("bbrlab.guest.topology")
 
 
 class FakeIntf:

@@ -1,6 +1,6 @@
 import pytest
 
-from bbrlab import units
+from bbrlab.experiment import units
 
 
 def test_bdp_of_the_bbq_paper_setups():

@@ -1,4 +1,4 @@
-"""The Vagrant path (Vagrantfile, envs/provision-vm.sh, backend=vagrant, bbrlab/vagrant.py).
+"""The Vagrant path (Vagrantfile, envs/provision-vm.sh, backend=vagrant, bbrlab/host/vagrant.py).
 
 No VM can boot here (no usable hypervisor), so what is checked is everything
 short of the boot: the Vagrantfile by Vagrant itself (provider-less), the
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from bbrlab import vagrant
+from bbrlab.host import vagrant
 from conftest import REPO
 
 

@@ -1,4 +1,4 @@
-"""One list of the variants and their module parameters (mininet/bbrlab/variants.yaml): the spec
+"""One list of the variants and their module parameters (mininet/bbrlab/experiment/variants.yaml): the spec
 check, the module build and the module's own range check all come from it, and a spec with a
 parameter the module would refuse fails `bbrlab validate`, before anything boots."""
 import pathlib
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bbrlab import spec, variants
+from bbrlab.experiment import spec, variants
 from conftest import REPO, cli, write_spec
 from test_spec import BASE
 
@@ -42,7 +42,7 @@ def test_generated_header_declares_each_parameter_with_its_range():
     assert "RANGED_UINT_PARAM(beta_ppm, 8000, 0, 1000000," in header
     assert header.count("RANGED_UINT_PARAM(") == 2
     assert "RANGED_UINT_PARAM" not in variants.c_header("bbq_drain")
-    script = [sys.executable, str(REPO / "mininet" / "bbrlab" / "variants.py")]
+    script = [sys.executable, str(REPO / "mininet" / "bbrlab" / "experiment" / "variants.py")]
     res = subprocess.run(script + ["header", "bbr_e"], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout == variants.c_header("bbr_e")
     res = subprocess.run(script + ["header", "nosuch"], capture_output=True, text=True)
@@ -53,7 +53,7 @@ def test_generated_header_declares_each_parameter_with_its_range():
 
 def test_spec_layer_does_not_import_the_build():
     """spec.py learns the congestion controls from the list, not from the host-side build module."""
-    code = "import sys, bbrlab.spec; print('bbrlab.modules' in sys.modules, 'bbrlab.backends' in sys.modules)"
+    code = "import sys, bbrlab.experiment.spec; print('bbrlab.host.modules' in sys.modules, 'bbrlab.host.backends' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={"PYTHONPATH": str(REPO / "mininet"), "PATH": "/usr/bin:/bin"})
     assert res.returncode == 0, res.stderr

@@ -59,7 +59,7 @@
 #                               before it (from settle_s after the previous change,
 #                               or after the start, until this change), percentage
 #                               points; the minimum over all changes
-#   rampup_s(run, flow, frac)   seconds from the first departure of another flow
+#   rampup_s(run, flow, frac, clock)   seconds from the first departure of another flow
 #                               until `flow` reaches frac (default 0.9) of the
 #                               bottleneck rate: the first 100-ms bin after the
 #                               departure whose centred 3-bin (300-ms) moving mean
@@ -104,7 +104,9 @@
 #                               frac (default 0.9) of the bottleneck rate, measured
 #                               as rampup_s measures it (centred 300-ms moving mean
 #                               of the 100-ms bins, at the bin's centre)
-#   convergence_s(run, flow, tol_pct, hold_s, bin_s)  seconds from the flow's start
+#   convergence_s(run, flow, tol_pct, hold_s, bin_s, clock)  seconds from the flow's start
+#                               (rampup_s, convergence_s: clock = "run" gives the instant
+#                               on the run's clock instead of the seconds after the event)
 #                               (a flow joining others) until its share of all
 #                               flows' goodput, in consecutive bin_s-second bins
 #                               (default 1 s) from its start, first stays within
@@ -312,7 +314,15 @@ cheat_gain_min_pct <- function(run, settle_s = 10, warmup_s = NULL, window = NUL
   min(s$after - s$before)
 }
 
-rampup_s <- function(run, flow, frac = 0.9, warmup_s = NULL, window = NULL) {
+# clock = "event" (default): seconds after the event (the first other flow leaving,
+# the flow joining); clock = "run": the same instant on the run's clock, for a
+# sentence that gives the time as read off the figure's axis ("at around 64 s").
+on_clock <- function(t, t_event, clock) {
+  if (!clock %in% c("event", "run")) stop("clock must be \"event\" or \"run\": ", clock)
+  if (clock == "run") t + t_event else t
+}
+
+rampup_s <- function(run, flow, frac = 0.9, clock = "event", warmup_s = NULL, window = NULL) {
   flows <- flows_table(run$meta)
   others <- flows$stop_s[flows$flow != flow & !is.na(flows$stop_s)]
   end <- flow_life(run, flow)[["stop"]]
@@ -326,7 +336,7 @@ rampup_s <- function(run, flow, frac = 0.9, warmup_s = NULL, window = NULL) {
   rate <- run$meta$bottleneck$rate_mbps
   hit <- which(mid >= t_leave & !is.na(smooth) & smooth >= frac * rate)
   if (length(hit) == 0) return(Inf)     # never within the run: it did not ramp up
-  mid[hit[1]] - t_leave
+  on_clock(mid[hit[1]] - t_leave, t_leave, clock)
 }
 
 flow_samples_in <- function(run, flow, w) {
@@ -572,8 +582,8 @@ startup_s <- function(run, flow, frac = 0.9, warmup_s = NULL, window = NULL) {
   time_to_rate_s(run, flow, flow_life(run, flow)[["start"]], frac)
 }
 
-convergence_s <- function(run, flow, tol_pct = 10, hold_s = 5, bin_s = 1, warmup_s = NULL,
-                          window = NULL) {
+convergence_s <- function(run, flow, tol_pct = 10, hold_s = 5, bin_s = 1, clock = "event",
+                          warmup_s = NULL, window = NULL) {
   flows <- flows_table(run$meta)
   t_join <- flow_life(run, flow)[["start"]]
   stops <- vapply(flows$flow, function(f) flow_life(run, f)[["stop"]], 0)
@@ -594,7 +604,7 @@ convergence_s <- function(run, flow, tol_pct = 10, hold_s = 5, bin_s = 1, warmup
   k <- ceiling(hold_s / bin_s - EPS_S)
   if (length(inside) < k) return(NA_real_)
   for (i in seq_len(length(inside) - k + 1)) {
-    if (all(inside[i:(i + k - 1)])) return(share$t_s[i] - bin_s / 2 - t_join)
+    if (all(inside[i:(i + k - 1)])) return(on_clock(share$t_s[i] - bin_s / 2 - t_join, t_join, clock))
   }
   NA_real_
 }

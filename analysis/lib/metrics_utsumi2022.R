@@ -52,14 +52,44 @@
 #   cubic_model_error_pct(run, observer, cubic)  100 |ratio - 1|: the model's absolute
 #                               relative error, %
 #   fca_estimate_mbps(run, flow)  mean of a bbr_fca flow's own CUBIC estimate
-#                               (tcp.csv fca_cubic_estimate_mbps, reported while its
+#                               (tcp.csv variant_estimate_mbps, which bbr_fca reports while its
 #                               FCA control is in force) over its samples in the
 #                               window; NA without such samples
+#
+# The model's two assumptions about a CUBIC flow's own loss episodes (Secs. IV, V-A),
+# measured on the CUBIC flow's socket samples (not on an observer's):
+#   loss_windows(run, flow)     the flow's loss episodes (loss_episodes) with W0, its
+#                               cwnd_pkts at the last sample at or before the
+#                               episode's start (the window when the loss is
+#                               detected), and fc: whether the CA phase that STARTS
+#                               after the episode is a fast-convergence (FC) phase,
+#                               by Eq. 2 applied in order from the run's first
+#                               episode: W_max,1 = 0 (tcp_cubic starts with no
+#                               last maximum, so the first loss is never FC); the
+#                               phase after episode j is FC iff W0_j < W_max,j, and
+#                               then W_max,j+1 = (2 - beta)/2 W0_j, else W0_j.
+#                               Resolution: a 50-ms sample of cwnd, so an episode
+#                               whose W0 lies within 50 ms of growth of W_max can be
+#                               classed either way. Episodes without an earlier
+#                               cwnd sample are dropped
+#   cubic_fc_phase_pct(run, flow)  gamma in %: of the complete CA phases that start
+#                               in the window (after an episode starting in it, and
+#                               ended by the next episode), the share that are FC
+#                               phases (Sec. IV: "the ratio of the number of FC
+#                               phases relative to the total number of congestion
+#                               avoidance phases"); NA with fewer than 2 phases
+#   cubic_fc_longer_pct(run, flow)  the second assumption of Sec. V-A: of the same
+#                               phases, the % whose duration (from one episode's end
+#                               to the next one's start, as cubic_model_inputs) lies
+#                               on the side of their mean that the mode predicts: an
+#                               FC phase longer than the mean, a non-FC phase
+#                               shorter; NA with fewer than 2 phases
 # Windowed metrics default to the steady state (steady_window()); the claims name
 # the whole transfer (window 0..end).
 
 METRICS <- c(METRICS, "cubic_model_mbps", "cubic_sending_mbps", "cubic_model_ratio",
-             "cubic_model_error_pct", "fca_estimate_mbps")
+             "cubic_model_error_pct", "fca_estimate_mbps", "cubic_fc_phase_pct",
+             "cubic_fc_longer_pct")
 
 UTSUMI_C <- 0.4
 UTSUMI_BETA <- 0.3
@@ -152,8 +182,52 @@ cubic_model_error_pct <- function(run, observer, cubic, warmup_s = DEFAULT_WARMU
 }
 
 fca_estimate_mbps <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
-  if (!"fca_cubic_estimate_mbps" %in% names(run$tcp)) return(NA_real_)
+  if (!"variant_estimate_mbps" %in% names(run$tcp)) return(NA_real_)
   s <- flow_samples_in(run, flow, steady_window(run, warmup_s, window))
-  v <- s$fca_cubic_estimate_mbps[!is.na(s$fca_cubic_estimate_mbps)]
+  v <- s$variant_estimate_mbps[!is.na(s$variant_estimate_mbps)]
   if (length(v) == 0) NA_real_ else mean(v)
 }
+
+loss_windows <- function(run, flow) {
+  ep <- loss_episodes(run, flow)
+  s <- run$tcp[run$tcp$flow == flow & !is.na(run$tcp$cwnd_pkts), ]
+  s <- s[order(s$t_s), ]
+  ep$W0 <- vapply(ep$from, function(t) {
+    k <- which(s$t_s <= t + EPS_S)
+    if (length(k)) s$cwnd_pkts[max(k)] else NA_real_
+  }, numeric(1))
+  ep <- ep[!is.na(ep$W0), , drop = FALSE]
+  w_max <- 0
+  ep$fc <- logical(nrow(ep))
+  for (j in seq_len(nrow(ep))) {
+    ep$fc[j] <- ep$W0[j] < w_max
+    w_max <- if (ep$fc[j]) (2 - UTSUMI_BETA) / 2 * ep$W0[j] else ep$W0[j]
+  }
+  ep
+}
+
+# The complete CA phases after episodes starting in the window: fc (mode, set by the
+# episode before the phase) and dur (s); NULL with fewer than 2.
+fc_phases <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  w <- steady_window(run, warmup_s, window)
+  ep <- loss_windows(run, flow)
+  n <- nrow(ep)
+  if (n < 3) return(NULL)
+  # phase j lies between episode j and j + 1
+  in_w <- ep$from[-n] >= w[["start"]] - EPS_S & ep$from[-n] <= w[["end"]] + EPS_S
+  ph <- data.frame(fc = ep$fc[-n], dur = ep$from[-1] - ep$to[-n])[in_w, , drop = FALSE]
+  if (nrow(ph) < 2) NULL else ph
+}
+
+cubic_fc_phase_pct <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  ph <- fc_phases(run, flow, warmup_s, window)
+  if (is.null(ph)) NA_real_ else 100 * mean(ph$fc)
+}
+
+cubic_fc_longer_pct <- function(run, flow, warmup_s = DEFAULT_WARMUP_S, window = NULL) {
+  ph <- fc_phases(run, flow, warmup_s, window)
+  if (is.null(ph)) return(NA_real_)
+  m <- mean(ph$dur)
+  100 * mean(ifelse(ph$fc, ph$dur > m, ph$dur < m))
+}
+

@@ -8,10 +8,11 @@
 #          per_run()         a per-run table of values (valid runs evaluated only)
 #          summarise_valid() mean / sd / min / max over valid runs, per group
 #          excluded_note()   "excluded: <point label> rep k (<failed checks>)" for captions
-#          algorithm_of()    "BBR", "BBQ", ... from a run's flows (all flows share it)
+#          algorithm_of()    "BBR", "BBQ", ... from a run's flows (all flows share it):
+#                            the label of variants.yaml (cc_label(), variants.R)
 # Inputs:  run objects (analysis/lib/tidy.R), ggplot objects.
 # Outputs: ggplot objects, files.
-# Needs load.R loaded first (tidy.R, metrics.R, output.R); figure scripts source
+# Needs load.R loaded first (variants.R, tidy.R, metrics.R, output.R); figure scripts source
 # figure.R, which loads both.
 
 suppressPackageStartupMessages({
@@ -20,14 +21,24 @@ suppressPackageStartupMessages({
 })
 
 FLOW_COLOURS <- c("#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
-ALGO_COLOURS <- c(BBR = "#0072B2", BBQ = "#D55E00", BBQ_DRAIN = "#009E73", mixed = "grey60")
-CC_NAMES <- c(bbr = "BBR", bbq = "BBQ", bbq_drain = "BBQ_DRAIN", cubic = "CUBIC", reno = "Reno")
+# Colours of the algorithms Ma et al.'s comparison figures draw, keyed by their labels.
+ALGO_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbq = "#D55E00", bbq_drain = "#009E73")), mixed = "grey60")
 
-# Parsed command line of a figure script (same CLI as ma2019_fig01.R).
-# The script is analysis/figures/<paper>/<experiment>.R; runs: experiment_runs() of it.
-figure_args <- function(experiment) {
+# The experiment a figure script draws: BBRLAB_EXPERIMENT, which the pipeline sets from
+# config/experiments.csv, else (a script run by hand) the script's file name without .R.
+figure_experiment <- function() {
+  env <- Sys.getenv("BBRLAB_EXPERIMENT", "")
+  if (nzchar(env)) return(env)
+  file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(file) != 1) stop("figure_experiment(): BBRLAB_EXPERIMENT is not set and no script file")
+  sub("\\.R$", "", basename(file))
+}
+
+# Parsed command line of a figure script (same CLI as ma2019_fig01.R); runs: experiment_runs()
+# of the experiment (figure_experiment()).
+figure_args <- function(experiment = figure_experiment()) {
   args <- script_args(sprintf("%s.R <runs_dir> <out.pdf> [warmup_s] [bin_s]", experiment), 2)
-  list(runs_dir = args[1], out_pdf = args[2],
+  list(experiment = experiment, runs_dir = args[1], out_pdf = args[2],
        warmup_s = if (length(args) >= 3) as.numeric(args[3]) else DEFAULT_WARMUP_S,
        bin_s = if (length(args) >= 4) as.numeric(args[4]) else NA_real_,
        runs = experiment_runs(args[1], experiment))
@@ -131,12 +142,12 @@ runs_note <- function(er) {
   sprintf("%d valid of %d runs", sum(er$index$valid), nrow(er$index))
 }
 
-# The congestion control of a run as a label: CC_NAMES of the flows' common cc,
+# The congestion control of a run as a label: cc_label() of the flows' common cc,
 # else "mixed".
 algorithm_of <- function(run) {
   ccs <- unique(vapply(run$meta$flows, function(f) as.character(f$cc %||% NA), ""))
   if (length(ccs) != 1) return("mixed")
-  unname(CC_NAMES[ccs] %|NA|% toupper(ccs))
+  cc_label(ccs)
 }
 
 no_valid_run_plot <- function(experiment, er) {

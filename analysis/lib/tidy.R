@@ -44,7 +44,7 @@ verdict_counts <- function(index) {
 }
 
 # The human label of a run's sweep point (run.json point_label, written since the
-# labels of mininet/bbrlab/labels.py); runs written before it fall back to the
+# labels of mininet/bbrlab/experiment/labels.py); runs written before it fall back to the
 # point's name.
 point_label <- function(meta) {
   label <- meta$point_label %||% meta$point %||% "base"

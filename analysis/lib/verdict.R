@@ -20,11 +20,32 @@
 #             independent runs). The DISPLAYED value is q, or for relative
 #             claims `relation` of the ratio: ratio q, pct_change 100 (q - 1),
 #             pct_reduction 100 (1 - q).
-#   Match.    exact: |q - q_pub| <= 15 % of |q_pub|, where q_pub is the published
-#                    value in the measured domain (relative claims: the published
-#                    ratio, 1 + v/100 for pct_change, 1 - v/100 for
-#                    pct_reduction), so the tolerance is always on the measured
-#                    quantity, never on a derived percentage;
+#   Match.    exact: q lies in the claim's BAND (match_band(), the one place):
+#                    15 % of the published number's distance from its
+#                    scale's reference point (bounded scales: plus half their
+#                    printed resolution, SCALE_RESOLUTION):
+#                      unbounded quantities (Mbit/s, ms, s, packets, ratios):
+#                        the distance from 0, i.e. 15 % of the value;
+#                      percentage changes and reductions (relation pct_*,
+#                        quantity not bounded): in percentage points of the
+#                        change, 15 % of |change| (a 93.3 % reduction accepts
+#                        79.3-100 %, not 92.3-94.3 %);
+#                      shares and utilisations (BOUNDED_METRICS "share",
+#                        0-100 %): the distance from the NEARER end,
+#                        min(s, 100 - s) (a flow's share and the others'
+#                        complement are the same statement);
+#                      Jain's index: the distance from 1, the unfairness
+#                        1 - J ("around 0.84" accepts 0.811-0.869, not
+#                        0.71-0.97; "0.6" accepts 0.535-0.665);
+#                      relative claims on shares and indices (a ratio or a
+#                        change of two shares or indices): the share or index
+#                        the published relation predicts from the measured
+#                        reference, r * mean_ref (an index capped at 1), then
+#                        as above (two indices >= 0.95 no longer match
+#                        "similar" automatically; "improves by -2.2 %" is
+#                        tested on the index it predicts, not as 0.83-1.13x);
+#                    the band is mapped back to the measured domain (ratios
+#                    for relative claims), where the interval is compared;
 #             bound: the displayed value satisfies `op value` (the bound is the
 #                    paper's own margin; no tolerance is added);
 #             trend: Kendall's tau between the sweep variable `by` and the
@@ -59,7 +80,7 @@ suppressPackageStartupMessages({
   library(readr)
 })
 
-TOLERANCE <- 0.15        # relative tolerance of "exact" claims, on the measured quantity
+TOLERANCE <- 0.15        # of the published number's distance from its scale's reference (match_band)
 TOL_SLACK <- 1e-9        # float slack so that exactly 15 % still matches
 TREND_TAU <- 0.6         # |Kendall's tau| a trend must reach
 CONF_LEVEL <- 0.95
@@ -71,7 +92,20 @@ AGGREGATES <- c("", "all", "min", "max")
 CLAIM_REQUIRED <- c("id", "paper", "source", "text", "value", "unit", "experiment", "metric")
 CLAIM_OPTIONAL <- c(args = "", kind = "exact", op = "", point = "base", aggregate = "", by = "",
                     window = "", direction = "", ref_experiment = "", ref_point = "",
-                    relation = "", reading = "")
+                    relation = "", reading = "", lexicon = "", departure = "",
+                    min_duration_s = "")
+# Metrics whose values are bounded: "share" in 0-100 % (tolerance on the distance
+# from the nearer end), "index" Jain's index in (0, 1] (on the unfairness 1 - J).
+BOUNDED_METRICS <- c(ss_share_pct = "share", ss_capacity_share_pct = "share",
+                     ss_share_rtt_pct = "share", ss_capacity_share_rtt_pct = "share",
+                     ss_link_util_pct = "share", win_share_pct = "share",
+                     ss_queue_share_pct = "share", probe_rtt_queue_share_pct = "share",
+                     probe_rtt_end_queue_share_pct = "share", cheat_share_min_pct = "share",
+                     probe_rtt_after_share_pct = "share", fair_bins_pct = "share",
+                     gain_time_pct = "share", cwnd_bound_pct = "share",
+                     probe_rtt_sync_pct = "share", cubic_fc_phase_pct = "share",
+                     cubic_fc_longer_pct = "share",
+                     ss_jain = "index")
 RELATIONS <- c("ratio", "pct_change", "pct_reduction")
 
 to_display <- function(q, relation) {
@@ -119,6 +153,10 @@ claim_problem <- function(c, relative) {
     if (c$aggregate != "") return("a trend claim takes no aggregate")
     if (c$direction != "") return("a trend's direction is built in (last vs first point)")
   } else if (is.na(c$published)) return(sprintf("value '%s' is not a number", c$value))
+  if (c$min_duration_s != "" && !(suppressWarnings(as.numeric(c$min_duration_s)) > 0))
+    return(sprintf("min_duration_s '%s' is not a positive number of seconds", c$min_duration_s))
+  if (c$departure != "" && c$lexicon == "")
+    return("a departure names the lexicon entry it departs from: lexicon is empty")
   if (!c$aggregate %in% AGGREGATES) return(sprintf("aggregate '%s' is not all, min or max", c$aggregate))
   if (c$by != "" && c$kind != "trend") return("`by` is for trend claims")
   if (relative && !c$relation %in% RELATIONS)
@@ -273,9 +311,44 @@ interval_status <- function(lo, hi, op, b) {
   if (f(lo, b) && f(hi, b)) "all" else if (!f(lo, b) && !f(hi, b)) "none" else "mixed"
 }
 
-band_status <- function(lo, hi, q_pub) {
+# The scale of a claim's metric: "share", "index" or "" (unbounded).
+claim_scale <- function(claim) BOUNDED_METRICS[claim$metric] %|na|% ""
+`%|na|%` <- function(a, b) if (length(a) == 0 || is.na(a)) b else unname(a)
+
+# Half the printed resolution of a bounded scale (the papers print Jain indices to
+# two decimals, shares to one): without it a published index of 1 or a share of 100 %
+# could only match exactly.
+SCALE_RESOLUTION <- c(share = 0.05, index = 0.005)
+
+# THE MATCH BAND of an exact claim (header, "Match"), in the measured domain (the
+# metric's value, or the ratio of the two means for a relative claim). ref_mean:
+# the mean over the reference runs (relative claims on bounded scales need it).
+match_band <- function(claim, ref_mean = NA_real_) {
+  v <- claim$published
+  scale <- claim_scale(claim)
+  dist <- function(x) max(switch(scale, share = min(x, 100 - x), index = 1 - x, abs(x)), 0)
+  res <- if (scale == "") 0 else SCALE_RESOLUTION[[scale]]
+  if (claim$ref_point == "") {
+    tol <- TOLERANCE * dist(v) + res
+    return(c(v - tol, v + tol))
+  }
+  r <- to_measured(v, claim$relation)
+  if (scale != "" && is.finite(ref_mean) && ref_mean > 0) {
+    pred <- min(r * ref_mean, if (scale == "index") 1 else 100)
+    tol <- TOLERANCE * dist(pred) + res
+    return((pred + c(-tol, tol)) / ref_mean)
+  }
+  tol <- if (claim$relation %in% c("pct_change", "pct_reduction")) TOLERANCE * abs(v) / 100
+         else TOLERANCE * abs(r)
+  c(r - tol, r + tol)
+}
+
+in_band <- function(q, band) q >= band[1] - TOL_SLACK && q <= band[2] + TOL_SLACK
+
+band_status <- function(lo, hi, q_pub, band = NULL) {
   if (is.na(lo) || is.na(hi)) return("unknown")
-  band <- q_pub + c(-1, 1) * (TOLERANCE * abs(q_pub) + TOL_SLACK)
+  if (is.null(band)) band <- q_pub + c(-1, 1) * TOLERANCE * abs(q_pub)
+  band <- band + c(-TOL_SLACK, TOL_SLACK)
   if (lo >= band[1] && hi <= band[2]) "all" else if (hi < band[1] || lo > band[2]) "none" else "mixed"
 }
 
@@ -284,8 +357,11 @@ combine_all <- function(s) {
   if (any(s == "none")) "none" else if (all(s == "all")) "all" else if (any(s == "unknown")) "unknown" else "mixed"
 }
 
-value_matches <- function(q, q_pub, kind, op, display, published) {
-  if (kind == "exact") abs(q - q_pub) <= TOLERANCE * abs(q_pub) + TOL_SLACK
+# Does a value match? exact: q in `band` (default: the unbounded band around q_pub,
+# 15 % of |q_pub|); bound: the displayed value satisfies `op published`.
+value_matches <- function(q, q_pub, kind, op, display, published,
+                          band = q_pub + c(-1, 1) * TOLERANCE * abs(q_pub)) {
+  if (kind == "exact") in_band(q, band)
   else match.fun(op)(display, published)
 }
 
@@ -321,6 +397,20 @@ run_value <- function(call, run, window_text, warmup_s) {
 
 valid_runs <- function(rs) Filter(function(r) isTRUE(r$key$valid), rs)
 
+# Runs at least min_duration_s long (a claim whose published number depends on the
+# run's length, e.g. a whole-run average after a long start-up); the others are
+# left out, so a profile of shorter runs leaves the claim "not run", with a note.
+long_enough <- function(rs, min_duration_s) {
+  if (min_duration_s == "" || length(rs) == 0) return(list(runs = rs, note = character()))
+  need <- as.numeric(min_duration_s)
+  len <- vapply(rs, run_end_s, 0)
+  short <- len < need - EPS_S
+  note <- if (any(short)) sprintf("needs runs of >= %s s; %d run(s) of %s s left out",
+                                  format(need), sum(short), paste(unique(format(len[short])), collapse = "/"))
+    else character()
+  list(runs = rs[!short], note = note)
+}
+
 # Values of `call` over runs (valid only), with the reasons of NA values.
 values_of <- function(call, rs, window_text, warmup_s) {
   v <- lapply(rs, function(r) run_value(call, r, window_text, warmup_s))
@@ -333,10 +423,12 @@ values_of <- function(call, rs, window_text, warmup_s) {
 # direction on the means and its interval, notes.
 point_stats <- function(claim, point, runs, warmup_s) {
   all_sel <- select_runs(runs, claim$experiment, point)
-  sel <- valid_runs(all_sel)
+  notes <- character()
+  long <- long_enough(valid_runs(all_sel), claim$min_duration_s)
+  sel <- long$runs
+  notes <- c(notes, long$note)
   call <- claim_call(claim)
   relative <- claim$ref_point != ""
-  notes <- character()
   xs <- values_of(call, sel, claim$window, warmup_s)
   notes <- c(notes, xs$reasons)
   ok <- !is.na(xs$x)
@@ -348,10 +440,12 @@ point_stats <- function(claim, point, runs, warmup_s) {
     is_ref <- is_ref_point_of(point, claim$ref_point)
     all_ref <- Filter(function(r) r$key$experiment == claim$ref_experiment && is_ref(r$key$point),
                       runs$runs)
-    ys <- values_of(call, valid_runs(all_ref), claim$window, warmup_s)
+    long_ref <- long_enough(valid_runs(all_ref), claim$min_duration_s)
+    notes <- c(notes, long_ref$note)
+    ys <- values_of(call, long_ref$runs, claim$window, warmup_s)
     notes <- c(notes, ys$reasons)
     y <- ys$x[!is.na(ys$x)]
-    ref_ok <- valid_runs(all_ref)[!is.na(ys$x)]
+    ref_ok <- long_ref$runs[!is.na(ys$x)]
     n_runs <- n_runs + length(all_ref)
     n <- min(length(x), length(y))
     q <- if (n > 0) mean(x) / mean(y) else NA_real_
@@ -369,8 +463,10 @@ point_stats <- function(claim, point, runs, warmup_s) {
   dir <- if (claim$direction != "" && n > 0)
     point_direction(parse_direction(claim$direction), sel_ok, ref_ok, claim$window, warmup_s)
   if (claim$metric == "retrans_pkts" && n > 0) notes <- c(notes, retrans_note(claim, sel_ok))
+  band <- if (claim$kind == "exact" && n > 0)
+    match_band(claim, if (relative) mean(y) else NA_real_) else c(NA_real_, NA_real_)
   list(point = point, label = if (length(all_sel)) point_label(all_sel[[1]]$meta) else point,
-       n = n, n_runs = n_runs,
+       n = n, n_runs = n_runs, band = band,
        q = q, q_lo = qi[1], q_hi = qi[2], value = display, lo = di[1], hi = di[2],
        sd = if (!relative && n > 1) stats::sd(x) else NA_real_,
        min = if (!relative && n > 0) min(x) else NA_real_,
@@ -445,22 +541,24 @@ evaluate_claim <- function(claim, runs, warmup_s = DEFAULT_WARMUP_S) {
 aggregate_points <- function(claim, stats) {
   q_pub <- to_measured(claim$published, claim$relation)
   val <- vapply(stats, `[[`, 0, "value")
+  off_band <- function(x) abs(x$q - mean(x$band)) / max(diff(x$band) / 2, TOL_SLACK)
   pick <- switch(claim$aggregate,
     min = which.min(val), max = which.max(val),
-    all = if (claim$kind == "exact") which.max(abs(vapply(stats, `[[`, 0, "q") - q_pub))
+    all = if (claim$kind == "exact") which.max(vapply(stats, off_band, 0))
           else if (claim$op %in% c("<", "<=")) which.max(val) else which.min(val),
     1L)
   s <- stats[[pick]]
   lo <- vapply(stats, `[[`, 0, "lo"); hi <- vapply(stats, `[[`, 0, "hi")
   status_of <- function(x) if (claim$kind == "exact")
     band_status(sort(to_measured(c(x$lo, x$hi), claim$relation))[1],
-                sort(to_measured(c(x$lo, x$hi), claim$relation))[2], q_pub)
+                sort(to_measured(c(x$lo, x$hi), claim$relation))[2], q_pub, x$band)
     else interval_status(x$lo, x$hi, claim$op, claim$published)
-  matches_of <- function(x) value_matches(x$q, q_pub, claim$kind, claim$op, x$value, claim$published)
+  matches_of <- function(x) value_matches(x$q, q_pub, claim$kind, claim$op, x$value, claim$published,
+                                          x$band)
   if (claim$aggregate %in% c("min", "max")) {
     f <- match.fun(claim$aggregate)
-    ext <- list(lo = f(lo), hi = f(hi))
-    if (anyNA(c(lo, hi))) ext <- list(lo = NA_real_, hi = NA_real_)
+    ext <- list(lo = f(lo), hi = f(hi), band = s$band)
+    if (anyNA(c(lo, hi))) ext <- list(lo = NA_real_, hi = NA_real_, band = s$band)
     matches <- matches_of(s)
     match_status <- status_of(ext)
     ci <- c(ext$lo, ext$hi)
@@ -474,8 +572,10 @@ aggregate_points <- function(claim, stats) {
   holds <- if (has_dir) all(vapply(dirs, `[[`, TRUE, "holds")) else NA
   dir_status <- if (has_dir) combine_all(vapply(dirs, `[[`, "", "status")) else NA_character_
   n_dir <- if (has_dir) sprintf("%d/%d", sum(vapply(dirs, `[[`, TRUE, "holds")), length(dirs)) else ""
+  accept <- sort(to_display(s$band, claim$relation))
   list(n = min(vapply(stats, `[[`, 0L, "n")), n_points = length(stats), value = s$value,
        lo = ci[1], hi = ci[2], sd = s$sd, min = s$min, max = s$max, at = s$label,
+       accept_lo = accept[1], accept_hi = accept[2],
        matches = matches, match_status = match_status, holds = holds, dir_status = dir_status,
        direction_points = n_dir, tau = NA_real_)
 }
@@ -512,13 +612,15 @@ claim_row <- function(claim, a, notes, warmup_s) {
   num <- function(name) if (is.null(a[[name]])) NA_real_ else as.numeric(a[[name]])
   chr <- function(name) if (is.null(a[[name]])) "" else as.character(a[[name]])
   tibble(id = claim$id, paper = claim$paper, source = claim$source, text = claim$text,
-         reading = claim$reading, experiment = claim$experiment, point = claim$point,
+         reading = claim$reading, lexicon = claim$lexicon, departure = claim$departure,
+         min_duration_s = claim$min_duration_s, experiment = claim$experiment, point = claim$point,
          aggregate = if (claim$kind == "trend") "trend" else claim$aggregate,
          by = claim$by, window = claim$window, metric = claim$metric, args = claim$args,
          kind = claim$kind, op = claim$op, published = claim$published, unit = claim$unit,
          n = as.integer(n), n_runs = as.integer(a$n_runs %||% NA), n_points = as.integer(a$n_points %||% 0L),
          mean = num("value"), ci_lo = num("lo"), ci_hi = num("hi"), sd = num("sd"),
          min = num("min"), max = num("max"), at = chr("at"),
+         accept_lo = num("accept_lo"), accept_hi = num("accept_hi"),
          rel_diff_pct = if (claim$kind == "exact") 100 * (num("value") - claim$published) / abs(claim$published) else NA_real_,
          direction = claim$direction, direction_holds = if (n == 0) NA else a$holds,
          direction_points = chr("direction_points"),

@@ -5,7 +5,10 @@
     labels SPEC... [--profile P] [--out FILE]
                                       CSV experiment,point,label of the specs' sweep points
     run SPEC --out ROOT [--profile P] [--backend uml|native|ns3] [--clock real|virtual]
-        [--point NAME] [--rep K] [--kernel PATH] [--ns3-rules ns3|linux]
+        [--point NAME] [--rep K] [--kernel PATH] [--ns3-rules ns3|linux] [--archive DIR]
+    archive add RUNS_ROOT --to DIR    put a results tree's finished runs into a results archive
+    archive status DIR SPEC... [--profile P]
+                                      per run of the specs: fresh, stale or missing in the archive
     check-native                      say whether this host can run the native backend
     clean [--dry-run]                 remove a killed native run's leftovers (like mn -c)
     vagrant-run SPEC --out ROOT --point NAME --rep K [--profile P]
@@ -20,17 +23,19 @@ import pathlib
 import signal
 import sys
 
-from . import backends, labels, runner, spec
+from .experiment import spec
+from .host import backends, runner
+from .data.archive import ArchiveError
 
 
 def write_labels(paths, profile, out=None) -> None:
-    """experiment,point,label of every sweep point of the specs (labels.py), one row per point."""
+    """experiment,point,label of every sweep point of the specs (spec.labels_of), one row per point."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["experiment", "point", "label"])
     for path in paths:
         s = spec.load(path, profile=profile)
-        for point, label in labels.labels_of(s).items():
+        for point, label in spec.labels_of(s).items():
             w.writerow([s["name"], point, label])
     if out is None:
         sys.stdout.write(buf.getvalue())
@@ -43,6 +48,8 @@ def write_labels(paths, profile, out=None) -> None:
 
 
 def main(argv=None) -> int:
+    """`bbrlab <command>` (module docstring); returns the exit status: 0 done, 2 invalid spec,
+    3 a backend cannot run here (or bad arguments for it), 4 a run failed."""
     parser = argparse.ArgumentParser(prog="bbrlab", description="BBR fairness experiments on an emulated testbed")
     sub = parser.add_subparsers(dest="command", required=True)
     p_val = sub.add_parser("validate", help="validate specs")
@@ -59,7 +66,7 @@ def main(argv=None) -> int:
     p_run.add_argument("spec")
     p_run.add_argument("--out", required=True, help="results root; runs go to ROOT/<name>/<point>/rep<k>")
     p_run.add_argument("--profile")
-    p_run.add_argument("--backend", default="uml", choices=["uml", "native", "ns3"])
+    p_run.add_argument("--backend", default="uml", choices=list(backends.NAMES))
     p_run.add_argument("--clock", choices=["real", "virtual"])
     p_run.add_argument("--point")
     p_run.add_argument("--rep", type=int)
@@ -67,6 +74,17 @@ def main(argv=None) -> int:
     p_run.add_argument("--ns3-rules", choices=["ns3", "linux"],
                        help="backend ns3: BBR as ns-3 runs it (ns3, default) or the project's port of "
                             "Linux's BBR with Linux's rate-sample rules (linux)")
+    p_run.add_argument("--archive", help="results archive (e.g. data/paper): a run it holds with this "
+                                         "checkout's keys is restored from it instead of booted")
+    p_arc = sub.add_parser("archive", help="the results archive (bbrlab/data/archive.py)")
+    arc = p_arc.add_subparsers(dest="archive_command", required=True)
+    p_arc_add = arc.add_parser("add", help="archive a results tree's finished runs")
+    p_arc_add.add_argument("runs_root", help="a results tree's runs/ (ROOT/<experiment>/<point>/rep<k>)")
+    p_arc_add.add_argument("--to", required=True, help="the archive directory, e.g. data/paper")
+    p_arc_st = arc.add_parser("status", help="per run of the specs: fresh, stale or missing in the archive")
+    p_arc_st.add_argument("archive_dir")
+    p_arc_st.add_argument("specs", nargs="+")
+    p_arc_st.add_argument("--profile")
     sub.add_parser("check-native", help="check this host's prerequisites for the native backend")
     p_vag = sub.add_parser("vagrant-run", help="one run on the native backend in the Vagrant VM (vagrant.py)")
     p_vag.add_argument("spec")
@@ -102,19 +120,38 @@ def main(argv=None) -> int:
                     raise backends.BackendError(f"--ns3-rules is for --backend ns3, not {args.backend}")
                 extra["rules"] = args.ns3_rules
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
-                                 clock=args.clock, only_point=args.point, only_rep=args.rep, **extra)
+                                 clock=args.clock, only_point=args.point, only_rep=args.rep,
+                                 archive=args.archive, **extra)
+        elif args.command == "archive":
+            from .data import archive
+            if args.archive_command == "add":
+                runs = archive.complete_runs(args.runs_root)
+                if not runs:
+                    raise archive.ArchiveError(f"{args.runs_root}: no finished run (<experiment>/<point>/rep<k>/run.json)")
+                counts = archive.add(args.to, runs)
+                print(f"archive {args.to}: {counts['added']} added, {counts['replaced']} replaced, "
+                      f"{counts['unchanged']} unchanged")
+            else:
+                counts = {"fresh": 0, "stale": 0, "missing": 0}
+                for path in args.specs:
+                    for job in spec.expand(spec.load(path, profile=args.profile)):
+                        state, _row = archive.lookup_job(args.archive_dir, job)
+                        state = state or "missing"
+                        counts[state] += 1
+                        print(f"{state:8} {job['name']}/{job['point']}/rep{job['repetition']}")
+                print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
         elif args.command == "tidy":
             for path in args.runs:
                 print(f"{path}: {runner.retidy(pathlib.Path(path))}")
         elif args.command == "vagrant-run":
-            from . import vagrant
+            from .host import vagrant
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
             status = vagrant.run(args.spec, args.profile, args.out, args.point, args.rep)
             if status != 0:
                 print(f"bbrlab: the run in the Vagrant VM failed with status {status}", file=sys.stderr)
                 return 4
         elif args.command == "clean":
-            from . import cleanup
+            from .host import cleanup
             if not args.dry_run and os.geteuid() != 0:
                 print("bbrlab: clean removes network devices and modules: run it as root "
                       "(or with --dry-run)", file=sys.stderr)
@@ -133,6 +170,9 @@ def main(argv=None) -> int:
     except backends.BackendError as err:
         print(f"bbrlab: {err}", file=sys.stderr)
         return 3
+    except ArchiveError as err:
+        print(f"bbrlab: archive: {err}", file=sys.stderr)
+        return 5
     except runner.RunFailed as err:
         print(f"bbrlab: run failed: {err}", file=sys.stderr)
         return 4

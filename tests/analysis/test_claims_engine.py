@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R
 
 COLUMNS = ["id", "paper", "source", "text", "reading", "value", "unit", "kind", "op",
            "experiment", "point", "aggregate", "by", "window", "metric", "args", "direction",
-           "ref_experiment", "ref_point", "relation"]
+           "ref_experiment", "ref_point", "relation", "lexicon", "departure", "min_duration_s"]
 TWO = [synth.flow(1, "bbr", 10), synth.flow(2, "bbr", 50)]
 
 
@@ -145,25 +145,139 @@ def test_claim_windows(tmp_path):
     assert rows["beyond"]["verdict"] == "not run" and "before the window's end" in rows["beyond"]["note"]
 
 
-# ---- relative claims: the tolerance is on the measured ratio ------------------------
+# ---- relative claims on unbounded quantities ------------------------------------------
+# The rule (verdict.R header, "Match"): 15 % of the published number's distance from its
+# scale's reference; a percentage change or reduction is tested in percentage points of
+# the change, a ratio ("6.14x") on the ratio.
 
 @pytest.mark.parametrize("ratio, relation, published, verdict", [
-    # 64.5 % reduction = ratio 0.355; +-15 % on the ratio is 0.302-0.408
-    (0.40, "pct_reduction", "64.5", "reproduced"),        # 60 % reduction
-    (0.42, "pct_reduction", "64.5", "not reproduced"),    # 58 %: within 15 % OF 64.5, not of the ratio
-    # 55.2 % improvement = ratio 1.552; +-15 % is 1.319-1.785
-    (1.35, "pct_change", "55.2", "reproduced"),           # +35 %: 37 % below 55.2, ratio 13 % below
-    (1.30, "pct_change", "55.2", "not reproduced"),
+    # 64.5 % reduction +- 9.675 points: 54.8-74.2 %, i.e. ratios 0.258-0.452
+    (0.42, "pct_reduction", "64.5", "reproduced"),        # 58 %
+    (0.46, "pct_reduction", "64.5", "not reproduced"),    # 54 %
+    # 55.2 % improvement +- 8.28 points: 46.9-63.5 %
+    (1.50, "pct_change", "55.2", "reproduced"),
+    (1.45, "pct_change", "55.2", "not reproduced"),
+    # 6.14x +- 0.921: 5.22-7.06
     (5.3, "ratio", "6.14", "reproduced"),
     (5.2, "ratio", "6.14", "not reproduced"),
 ])
-def test_relative_tolerance_applies_to_the_measured_ratio(tmp_path, ratio, relation, published, verdict):
+def test_relative_tolerance_on_the_stated_relation(tmp_path, ratio, relation, published, verdict):
     root = tmp_path / "r"
     constant_run(root, "e", "ref", 1, 20.0)
     constant_run(root, "e", "new", 1, 20.0 * ratio)
     row = evaluate(tmp_path, root, [dict(id="x", value=published, point="new", ref_point="ref",
                                          relation=relation)])["x"]
     assert row["verdict"] == verdict
+
+
+# ---- bounded quantities: the cases the flat 15 % got wrong, at both ends -------------
+
+def jain_two(g1: float, g2: float = 40.0) -> float:
+    return (g1 + g2) ** 2 / (2 * (g1 ** 2 + g2 ** 2))
+
+
+def rate_for_jain(j: float, g2: float = 40.0) -> float:
+    """Flow 1's rate (below g2) that gives two flows Jain's index j."""
+    a, b, c = 1 - 2 * j, 2 * g2, g2 ** 2 * (1 - 2 * j)
+    return (-b + (b * b - 4 * a * c) ** 0.5) / (2 * a) if a else -c / b
+
+
+def test_reduction_near_100_pct_can_match(tmp_path):
+    """A 93.3 % reduction: the flat 15 % on the ratio 0.067 accepted only 92.3-94.3 %;
+    in points of the change it accepts 79.3-100 %, so a 90 % reduction matches and an
+    75 % one does not."""
+    root = tmp_path / "r"
+    constant_run(root, "e", "ref", 1, 20.0)
+    constant_run(root, "e", "p90", 1, 2.0)
+    constant_run(root, "e", "p75", 1, 5.0)
+    rows = evaluate(tmp_path, root, [
+        dict(id="p90", value="93.3", point="p90", ref_point="ref", relation="pct_reduction"),
+        dict(id="p75", value="93.3", point="p75", ref_point="ref", relation="pct_reduction")])
+    assert rows["p90"]["verdict"] == "reproduced"
+    assert rows["p75"]["verdict"] == "not reproduced"
+    assert float(rows["p90"]["accept_lo"]) == pytest.approx(93.3 - 0.15 * 93.3, abs=1e-6)
+
+
+def test_similar_jain_indices_near_one_can_fail(tmp_path):
+    """"similar" (ratio 1) of two Jain indices >= 0.95: the flat 15 % passed any pair;
+    on the unfairness 1 - J the predicted index is the reference's (1.0), accepted to
+    +- 0.005, so 0.957 fails and 0.9998 matches."""
+    root = tmp_path / "j"
+    constant_run(root, "e", "ref", 1, 40.0)                    # J = 1
+    constant_run(root, "e", "far", 1, 26.0)                    # J = 0.957
+    constant_run(root, "e", "near", 1, 39.0)                   # J = 0.9998
+    assert jain_two(26.0) > 0.95
+    rows = evaluate(tmp_path, root, [
+        dict(id=p, value="1", unit="x", metric="ss_jain", args="", point=p, ref_point="ref")
+        for p in ("far", "near")])
+    assert rows["far"]["verdict"] == "not reproduced"
+    assert rows["near"]["verdict"] == "reproduced"
+
+
+def test_jain_index_tolerance_on_the_unfairness(tmp_path):
+    """"around 0.84": 0.84 +- (0.15 * 0.16 + 0.005) = 0.811-0.869; the flat 15 % took
+    0.71-0.97, so 0.92 passed; a 0.6 accepts 0.535-0.665."""
+    root = tmp_path / "j"
+    for name, j in (("j92", 0.92), ("j85", 0.85), ("j64", 0.64), ("j70", 0.70)):
+        constant_run(root, "e", name, 1, rate_for_jain(j))
+    rows = evaluate(tmp_path, root, [
+        dict(id="j92", value="0.84", unit="index", metric="ss_jain", args="", point="j92"),
+        dict(id="j85", value="0.84", unit="index", metric="ss_jain", args="", point="j85"),
+        dict(id="j64", value="0.6", unit="index", metric="ss_jain", args="", point="j64"),
+        dict(id="j70", value="0.6", unit="index", metric="ss_jain", args="", point="j70")])
+    assert float(rows["j92"]["mean"]) == pytest.approx(0.92, abs=1e-3)
+    assert rows["j92"]["verdict"] == "not reproduced"
+    assert rows["j85"]["verdict"] == "reproduced"
+    assert rows["j64"]["verdict"] == "reproduced"
+    assert rows["j70"]["verdict"] == "not reproduced"
+
+
+def test_change_of_a_jain_index_is_tested_on_the_index_it_predicts(tmp_path):
+    """"improves by -2.2 %" against a reference index of 0.9 predicts 0.880, accepted to
+    +- (0.15 * 0.12 + 0.005) = 0.857-0.903. The flat 15 % on the ratio took 0.748-1.01:
+    0.80 passed."""
+    root = tmp_path / "j"
+    constant_run(root, "e", "ref", 1, rate_for_jain(0.9))
+    constant_run(root, "e", "low", 1, rate_for_jain(0.80))
+    constant_run(root, "e", "ok", 1, rate_for_jain(0.87))
+    rows = evaluate(tmp_path, root, [
+        dict(id=p, value="-2.2", unit="%", metric="ss_jain", args="", point=p, ref_point="ref",
+             relation="pct_change") for p in ("low", "ok")])
+    assert rows["low"]["verdict"] == "not reproduced"
+    assert rows["ok"]["verdict"] == "reproduced"
+
+
+def test_share_tolerance_from_the_nearer_end(tmp_path):
+    """A share near 100 % is as precise as its complement near 0: "95 %" accepts
+    95 +- (0.15 * 5 + 0.05) = 94.2-95.8 (the flat 15 % took 80.75-109: any share above
+    81 % passed); "5 %" accepts 4.2-5.8."""
+    root = tmp_path / "s"
+    constant_run(root, "e", "s85", 1, 40.0 * 85 / 15)    # flow 1 share 85 %
+    constant_run(root, "e", "s95", 1, 40.0 * 95 / 5)
+    constant_run(root, "e", "s5", 1, 40.0 * 5 / 95)
+    rows = evaluate(tmp_path, root, [
+        dict(id=p, value=v, unit="%", metric="ss_share_pct", point=p)
+        for p, v in (("s85", "95"), ("s95", "95"), ("s5", "5"))])
+    assert rows["s85"]["verdict"] == "not reproduced"
+    assert rows["s95"]["verdict"] == "reproduced"
+    assert rows["s5"]["verdict"] == "reproduced"
+    assert float(rows["s5"]["accept_hi"]) == pytest.approx(5.8, abs=1e-6)
+
+
+def test_min_duration_leaves_short_runs_not_run(tmp_path):
+    """A whole-run average whose published number needs a longer run than the profile's
+    (min_duration_s) is "not run", not "not reproduced"."""
+    root = tmp_path / "d"
+    constant_run(root, "e", "base", 1, 10.0)              # 30-s runs
+    rows = evaluate(tmp_path, root, [
+        dict(id="long", value="10", min_duration_s="60"),
+        dict(id="short", value="10", min_duration_s="30")])
+    assert rows["long"]["verdict"] == "not run"
+    assert "needs runs of >= 60 s" in rows["long"]["note"]
+    assert rows["short"]["verdict"] == "reproduced"
+    # the counts the report's prose inputs, written beside the table
+    counts = (tmp_path / "c_counts.tex").read_text()
+    assert "Of the 2 claims: 1 reproduced, 0 qualitatively reproduced, 0 not reproduced, 1 not run" in counts
 
 
 def test_relative_claim_over_sweep_points(tmp_path):

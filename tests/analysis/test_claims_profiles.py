@@ -18,15 +18,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_r_analysis import REPO, r_json  # noqa: E402
 
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab import spec as bbrspec  # noqa: E402
+from bbrlab.experiment import experiments as bbrexperiments  # noqa: E402
+from bbrlab.experiment import spec as bbrspec  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
 PROFILES = ("quick", "paper")
 # Claims the quick profile leaves to the paper profile on purpose, each with the spec that
 # says so: Utsumi & Hasegawa's Jain figures at 40 ms one way (Figs. 11-13), cut so that the
-# quick profiles of that paper and Tang's fit 30 minutes (utsumi2022_fig07_11.yaml).
+# quick profiles of that paper and Tang's fit 30 minutes (utsumi2022_fig07_11.yaml); Tang's Fig. 5
+# at the 50-ms propagation delay (100-ms RTT; tang_fig05.yaml) and 3 BDP at 10 ms (tang_fig06.yaml),
+# both run in the paper profile only.
 QUICK_OMITS = {"utsumi2022_fig07_11": "f1_rtt_ms=80", "utsumi2022_fig08_12": "f1_rtt_ms=80",
+               "tang_fig05": "f1_rtt_ms=100", "tang_fig06": "buffer_bdp=3",
                "utsumi2022_fig09_13": "f1_rtt_ms=80"}
 
 
@@ -41,7 +45,8 @@ def claims_of(path: Path) -> list[dict]:
 
 
 def spec_path(experiment: str) -> Path:
-    return REPO / "mininet" / "specs" / experiment.split("_")[0] / f"{experiment}.yaml"
+    """The experiment's spec, as config/experiments.csv lists it."""
+    return REPO / bbrexperiments.load(REPO)[0][experiment].spec
 
 
 def runs_of(experiment: str, profile: str) -> list[dict]:

@@ -16,13 +16,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, paper_experiments, claims_all_reproduced,  # noqa: E402
                              evaluate_claims, r_json, render_figure)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
 FIG_DIR = ANALYSIS / "figures" / "kim2019"
-EXPERIMENTS = sorted(p.stem for p in (REPO / "mininet" / "specs" / "kim2019").glob("kim2019_*.yaml"))
+EXPERIMENTS = paper_experiments("kim2019")
 NONE2 = "f1_module_params=none__f2_module_params=none"
 NONE4 = NONE2 + "__f3_module_params=none__f4_module_params=none"
 NO_AGGR2 = "f1_module_params=extra_acked_cwnd-0__f2_module_params=extra_acked_cwnd-0"
@@ -36,6 +36,11 @@ for a in (125, 150, 200, 300):
     ALPHA_POINTS[f"a{a}"] = f"f1_cc=bbr_e__f2_cc=bbr_e__f1_module_params=alpha_pct-{a}__f2_module_params=alpha_pct-{a}"
 ALPHA_POINTS["alg1"] = "f1_cc=bbr_e__f2_cc=bbr_e__f1_module_params=algorithm-1__f2_module_params=algorithm-1"
 
+
+
+# Both flows of Fig. 5 in ProbeRTT together at 20-20.2 s, as in the paper's figure ("after the
+# ProbeRTT phase at 20 s" is that event: window probe_rtt_sync..end).
+PROBE_RTT_AT_20 = lambda f, t: "probe_rtt" if 20.0 < t <= 20.2 else "probe_bw"  # noqa: E731
 
 def wobble(amplitude):
     """A factor alternating 1 + a and 1 - a every 2 s (so 1-s bins see a square wave)."""
@@ -99,7 +104,8 @@ def tree(tmp_path_factory) -> Path:
         # 96 % of the link in all
         for point in (NONE2, NO_AGGR2):
             synth.write_run(root, "kim2019_fig05", f"rate_mbps={link}__{point}", 1, two_flows("bbr_e", 100),
-                            link_mbps=link, rate=pair_rate(link, 50, total=0.96, before20=lambda t: 5 + 0.9 * t))
+                            link_mbps=link, rate=pair_rate(link, 50, total=0.96, before20=lambda t: 5 + 0.9 * t),
+                            state=PROBE_RTT_AT_20)
     synth.write_run(root, "kim2019_fig06", BBR4, 1, four_flows("bbr"), rate=four_rate(5.0, 45.0), duration_s=120)
     synth.write_run(root, "kim2019_fig07", NONE4, 1, four_flows("bbr_e"), duration_s=120,
                     rate=four_rate(10.0, 37.5, early=(50, 45), gap_close=True))
@@ -165,7 +171,7 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
     """Fig. 5 where the 100-ms flow keeps 80 % throughout: the fairness claim is not reproduced."""
     root = tmp_path / "t"
     synth.write_run(root, "kim2019_fig05", "rate_mbps=10__" + NONE2, 1, two_flows("bbr_e", 100),
-                    link_mbps=10, rate=pair_rate(10, 20))
+                    link_mbps=10, rate=pair_rate(10, 20), state=PROBE_RTT_AT_20)
     rows = evaluate_claims("kim2019", root, tmp_path)
     assert rows["kim2019-fig05-fair-10"]["verdict"] == "not reproduced"
     assert rows["kim2019-fig05-first20-10"]["verdict"] == "reproduced"
@@ -199,6 +205,5 @@ def test_figure_scripts(tree, tmp_path, figure):
 def test_kim2019_experiments_are_wired():
     """Every kim2019 spec has its figure script; the paper is wired into the shared files."""
     assert set(FIGURES) == set(EXPERIMENTS)
-    assert_paper_wired("kim2019", "001_adb406332a360c9c.txt", EXPERIMENTS,
-                       {f"Fig. {n}": f"kim2019_fig0{n}" for n in range(2, 8)})
+    assert_paper_wired("kim2019", "001_adb406332a360c9c.txt")
 

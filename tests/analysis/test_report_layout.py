@@ -21,6 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_runs  # noqa: E402
 from test_r_analysis import ANALYSIS, REPO, rscript  # noqa: E402,F401
 
+sys.path.insert(0, str(REPO / "mininet"))
+from bbrlab.experiment import experiments as bbrexperiments  # noqa: E402
+
 PAPER = REPO / "paper"
 
 needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
@@ -32,12 +35,15 @@ def papers() -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+def items_of(key: str) -> int:
+    """The figures and tables of paper `key` that config/experiments.csv says its experiments regenerate."""
+    exps, _ = bbrexperiments.load(REPO)
+    return sum(len(e.items) for e in exps.values() if e.paper == key)
+
+
 def published_items() -> int:
-    """Figures and tables named in papers.csv, counted by hand from each paper's evaluation."""
-    by_hand = {"ma2019": 17, "kim2019": 6, "yang2019": 6, "tang": 7, "utsumi2022": 11}
-    listed = {p["key"]: len([i for i in p["items"].split(";") if i.strip()]) for p in papers()}
-    assert listed == by_hand
-    return sum(by_hand.values())
+    """Every paper's items (config/experiments.csv)."""
+    return sum(items_of(p["key"]) for p in papers())
 
 
 def write_csv(path: Path, header: list[str], rows: list[list]) -> Path:
@@ -64,8 +70,10 @@ def test_report_frame_inputs_one_part_per_paper():
     frame = (PAPER / "report.tex").read_text()
     inputs = re.findall(r"^\\input\{sections/([a-z0-9_]+)\}", frame, re.M)
     keys = [p["key"] for p in papers()]
-    # besides the papers' parts: Ma et al.'s findings right after its part, and the testbed's findings
-    extra = ["ma2019_findings", "testbed_findings"]
+    # besides the papers' parts: the record of the lexicon change right after the verdict rule,
+    # Ma et al.'s findings right after its part, and the testbed's findings
+    extra = ["lexicon_change", "ma2019_findings", "testbed_findings"]
+    assert inputs[inputs.index("verdict_rule") + 1] == "lexicon_change"
     assert inputs[inputs.index("ma2019") + 1] == "ma2019_findings" and inputs[-1] == "testbed_findings"
     parts = [name for name in inputs if name not in extra]
     assert parts[0] == "verdict_rule" and parts[1:] == keys
@@ -90,14 +98,18 @@ def test_every_generated_input_may_be_missing():
         assert not re.search(r"\\(input|includegraphics)(\[[^]]*\])?\{generated/", body), tex.name
 
 
-def test_papers_csv_items_name_shipped_experiments():
-    specs = {p.stem for p in (REPO / "mininet" / "specs").glob("*/*.yaml")}
+def test_experiments_table_names_shipped_files():
+    """Every row's spec, figure script, section and claims file exist, every spec and figure
+    script in the tree is listed, each paper's seed file is named by its file name."""
+    exps, paps = bbrexperiments.load(REPO)
+    assert bbrexperiments.problems(REPO, exps, paps) == []
     for paper in papers():
         assert (Path("/work/shared/papers") / paper["seed"]).name == paper["seed"]
-        for item in filter(None, (i.strip() for i in paper["items"].split(";"))):
-            if "=" in item:
-                experiment = item.split("=", 1)[1].strip()
-                assert experiment in specs and experiment.startswith(paper["key"] + "_")
+        assert any(e.paper == paper["key"] for e in exps.values()), paper["key"]
+    # no paper regenerates an item twice
+    for key in paps:
+        items = [i for e in exps.values() if e.paper == key for i in e.items]
+        assert len(items) == len(set(items)), key
 
 
 # ---- summary.R ------------------------------------------------------------------------
@@ -123,10 +135,11 @@ def test_summary_counts_items_and_verdicts(tmp_path):
     tex = out.read_text()
     got = table_rows(tex)
     ma, kim, total = got["Ma et al. (2019)"], got["Kim et al. (2019)"], got["All papers"]
-    assert ma == ["7 of 17", "3 (2/1)", "1 (0/1)", "1 (1/0)", "1", "paper", "3"]
-    assert kim == ["0 of 6", "--", "--", "--", "--", "--", "--"]   # no claims file
-    assert got["Yang et al. (2019)"][0] == "0 of 6"                  # Figs. 3, 4(a)-(c), 5, 6
-    # the total counts every paper's items: 17 + 6 + 6 + 7 (Tang) + 11 (Utsumi and Hasegawa)
+    # Fig. 1; Fig. 4 and Table I; Figs. 8-11 (config/experiments.csv)
+    assert ma == [f"7 of {items_of('ma2019')}", "3 (2/1)", "1 (0/1)", "1 (1/0)", "1", "paper", "3"]
+    assert kim == [f"0 of {items_of('kim2019')}", "--", "--", "--", "--", "--", "--"]   # no claims file
+    assert got["Yang et al. (2019)"][0] == f"0 of {items_of('yang2019')}"
+    # the total counts every paper's items
     assert total[:2] == [f"7 of {published_items()}", "3 (2/1)"]
     assert "Not regenerated: Ma et al. (2019): Fig. 3, Fig. 5" in tex
     assert "\\begin{tabular}" in tex and "\\linewidth" in tex
@@ -146,7 +159,7 @@ def test_summary_without_strength_profile_or_reps_shows_dashes(tmp_path):
     out = tmp_path / "summary.tex"
     rscript(ANALYSIS / "summary.R", gen, out, PAPER / "papers.csv")
     got = table_rows(out.read_text())
-    assert got["Ma et al. (2019)"] == ["0 of 17", "1 (--)", "0", "1 (--)", "1", "--", "--"]
+    assert got["Ma et al. (2019)"] == [f"0 of {items_of('ma2019')}", "1 (--)", "0", "1 (--)", "1", "--", "--"]
     assert got["new2024"] == ["--", "1 (1/0)", "0", "0", "0", "quick", "1"]
     assert got["All papers"][-2:] == ["quick", "1"]
 
@@ -248,7 +261,7 @@ def test_report_builds_with_summary_and_no_overfull_tables(labelled_tree, tmp_pa
         assert "Overfull \\hbox" not in chunk, name
     text = pdf_text(report / "report.pdf")
     if text:
-        assert "All papers" in text and "1 of 17" in text
+        assert "All papers" in text and f"1 of {items_of('ma2019')}" in text
         assert "BBQ, 20 vs 50 ms" in text
         assert "Not generated in this profile: the claims table of Ma et al." in text
 

@@ -17,14 +17,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, claims_all_reproduced,  # noqa: E402
+from test_r_analysis import (ANALYSIS, REPO, assert_paper_wired, paper_experiments, claims_all_reproduced,  # noqa: E402
                              evaluate_claims, expand_spec, r_json, render_figure, validate_specs)
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
 FIG_DIR = ANALYSIS / "figures" / "tang"
 SPEC_DIR = REPO / "mininet" / "specs" / "tang"
-EXPERIMENTS = sorted(p.stem for p in SPEC_DIR.glob("tang_*.yaml"))
+EXPERIMENTS = paper_experiments("tang")
 LINK = 10.0
 
 # Quick-profile durations (s); Table II's synthetic runs last the paper profile's 200 s, the
@@ -269,7 +269,15 @@ def test_flow_sums_with_single_samples_and_probe_rtt_without_a_common_episode():
 def test_claims_file_tang(tree, tmp_path):
     """Every claim parses and evaluates; on the synthetic tree (built to match the paper's
     statements) each is reproduced, with the values the construction gives."""
-    rows = claims_all_reproduced("tang", tree, tmp_path)
+    rows = claims_all_reproduced("tang", tree, tmp_path, expected={
+        # Table III's own numbers disagree: 395 / 342 packets is +15.5 %, printed as 0.10;
+        # the tree is built from the packets, and +15.5 is outside 10 +- 1.5 points
+        "tang-table3-increase-3": "not reproduced",
+        # "a slight overestimate" read as within the 15 % band: the paper's 3 flows give 1.155
+        "tang-fig04-cwnd": "qualitatively reproduced",
+        # the 100-ms RTT points of Fig. 5 run in the paper profile only; the tree is the quick one
+        "tang-fig05-6-cubic-100": "not run", "tang-fig05-3-fair-100": "not run",
+        "tang-fig05-small-bbr-100": "not run", "tang-fig05-3-fair-20": "not run"})
     val = lambda cid: float(rows[cid]["mean"])  # noqa: E731
     assert val("tang-fig02-bbr-avg") == pytest.approx(9.12, rel=1e-4)
     assert val("tang-fig02-cubic-higher") == pytest.approx(9.31 / 9.12, rel=1e-4)
@@ -277,10 +285,11 @@ def test_claims_file_tang(tree, tmp_path):
     assert val("tang-table2-bbr-early") == pytest.approx(90.0, rel=1e-4)
     for n, v in TABLE3.items():
         assert val(f"tang-table3-cwnd-{n}") == v
-        assert val(f"tang-table3-increase-{n}") == pytest.approx(100 * (v / 342 - 1), rel=1e-6)
+        if n > 1:   # "increase 0" of one flow against itself is not a claim (claims/README.md)
+            assert val(f"tang-table3-increase-{n}") == pytest.approx(100 * (v / 342 - 1), rel=1e-6)
     assert val("tang-table3-max-30") == pytest.approx(100 * (444 / 342 - 1), rel=1e-6)
     assert val("tang-fig03-probertt-42") == pytest.approx(42.1, abs=1e-6)
-    assert val("tang-fig05-3-fair") == pytest.approx(50.0, rel=1e-4)
+    assert val("tang-fig05-3-fair") == pytest.approx(1.0, rel=1e-4)   # Jain: an even split
     assert val("tang-fig06-bbr-takes-over") == pytest.approx(100 * (2 * 1.5 + 8 * 8) / 95, abs=0.5)
 
 
@@ -369,11 +378,8 @@ def test_default_configuration():
     assert fig06["bottleneck"]["buffer_bytes_resolved"] == 37500
 
 
-PAPERS_ROW_ITEMS = {"Fig. 2": "tang_fig02", "Table II": "tang_table2", "Fig. 3": "tang_fig03",
-                    "Table III": "tang_table3", "Fig. 4": "tang_fig04", "Fig. 5": "tang_fig05",
-                    "Fig. 6": "tang_fig06"}
 
 
 def test_tang_experiments_are_wired():
-    assert_paper_wired("tang", "003_281891140eb3522b.txt", EXPERIMENTS, PAPERS_ROW_ITEMS)
+    assert_paper_wired("tang", "003_281891140eb3522b.txt")
 

@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from bbrlab import variants
+from bbrlab.experiment import variants
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "kernel" / "build-variants.sh"
@@ -88,7 +88,7 @@ def test_already_patched_source_is_rejected(tcp_bbr_c, tmp_path):
 
 def test_unknown_variant_is_an_error():
     res = run("--check", "no_such_variant")
-    assert res.returncode != 0 and "unknown variant 'no_such_variant' (not in mininet/bbrlab/variants.yaml" \
+    assert res.returncode != 0 and "unknown variant 'no_such_variant' (not in mininet/bbrlab/experiment/variants.yaml" \
         in res.stderr
 
 
@@ -117,7 +117,7 @@ def test_modules_build_against_testbed_tree(built):
         info = modinfo(ko)
         assert ["name", v] in info
         assert any(k == "vermagic" and val.startswith(release + " ") for k, val in info), v
-        # the parameters, ranges and defaults of mininet/bbrlab/variants.yaml, as the module declares them
+        # the parameters, ranges and defaults of mininet/bbrlab/experiment/variants.yaml, as the module declares them
         want = {f"{n}:{p['description']} ({p['min']}..{p['max']}, default {p['default']})"
                 for n, p in variants.parameters(v).items()}
         assert {val for k, val in info if k == "parm"} == want, v

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from bbrlab import modules
+from bbrlab.host import modules
 from conftest import cli, goodput_by_flow, write_spec
 
 SOLO = (1.5, 5.0)          # seconds: the variant's flow alone, after its start-up
@@ -166,10 +166,10 @@ def test_bbr_fca_estimates_cubic_while_competing(variant_run):
     flagged = [r for r in run.samples(1, 5.0) if r["variant_flag"] == "1"]
     assert len(flagged) >= 3
     for r in flagged:
-        assert float(r["fca_cubic_estimate_mbps"]) > 0 and r["bbr_bw_mbps"] == "" and r["bbr_pacing_gain"] == "1.0"
+        assert float(r["variant_estimate_mbps"]) > 0 and r["bbr_bw_mbps"] == "" and r["bbr_pacing_gain"] == "1.0"
     for r in run.samples(1, 1.0):
         if r["variant_flag"] == "0":
-            assert r["fca_cubic_estimate_mbps"] == "" and float(r["bbr_bw_mbps"]) > 0
+            assert r["variant_estimate_mbps"] == "" and float(r["bbr_bw_mbps"]) > 0
 
 
 # Yang et al.'s link (20 Mbit/s, 1000-byte segments) with the 5-ms flow alone: the payload the

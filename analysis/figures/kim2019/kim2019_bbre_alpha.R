@@ -15,16 +15,16 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "kim2019_bbre_alpha"
+EXPERIMENT <- figure_experiment()
 a <- figure_args(EXPERIMENT)
 er <- a$runs
 
 config_label <- function(run) {
   flow <- run$meta$spec$flows[[1]]
-  if (flow$cc != "bbr_e") return(toupper(flow$cc))
+  if (flow$cc != "bbr_e") return(cc_label(flow$cc))
   alpha <- (flow$module_params$alpha_pct %||% 150) / 100
   if ((flow$module_params$algorithm %||% 2) == 1) return(sprintf("Algorithm 1\nalpha = %g", alpha))
-  sprintf("BBR-E\nalpha = %g%s", alpha, if (alpha == 1.5) " (default)" else "")
+  sprintf("%s\nalpha = %g%s", cc_label("bbr_e"), alpha, if (alpha == 1.5) " (default)" else "")
 }
 
 vals <- per_run(er$runs, function(r) tibble(config = config_label(r), value = ss_share_pct(r, 1, a$warmup_s)))

@@ -11,4 +11,4 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-kim_goodput_figure("kim2019_fig02", "Fig. 2: two 10-ms RTT BBR flows, 1.5 MB buffer")
+kim_goodput_figure(figure_experiment(), "Fig. 2: two 10-ms RTT BBR flows, 1.5 MB buffer")

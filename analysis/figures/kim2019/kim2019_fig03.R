@@ -11,4 +11,4 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-kim_goodput_figure("kim2019_fig03", "Fig. 3: a 10-ms and a 100-ms RTT BBR flow, 1.5 MB buffer")
+kim_goodput_figure(figure_experiment(), "Fig. 3: a 10-ms and a 100-ms RTT BBR flow, 1.5 MB buffer")

@@ -12,4 +12,4 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-kim_goodput_figure("kim2019_fig07", "Fig. 7: two 10-ms BBR-E flows (from 0 and 14 s) and two 100-ms BBR-E flows (from 80 and 94 s), 100 Mbit/s, 1.5 MB buffer")
+kim_goodput_figure(figure_experiment(), "Fig. 7: two 10-ms BBR-E flows (from 0 and 14 s) and two 100-ms BBR-E flows (from 80 and 94 s), 100 Mbit/s, 1.5 MB buffer")

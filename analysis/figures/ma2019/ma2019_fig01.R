@@ -18,7 +18,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 suppressPackageStartupMessages(library(ggplot2))
 
-EXPERIMENT <- "ma2019_fig01"
+EXPERIMENT <- figure_experiment()
 WIDTH_IN <- 6
 HEIGHT_IN <- 3
 

@@ -20,7 +20,7 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "ma2019_fig04"
+EXPERIMENT <- figure_experiment()
 # Table I of the paper: retransmissions (pkts) of the 50-ms and the 10-ms flow.
 TABLE_I <- tibble(scheme = rep(c("RED 1", "RED 2", "RED 3"), 2),
                   rtt_ms = rep(c(50, 10), each = 3),

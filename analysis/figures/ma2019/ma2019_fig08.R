@@ -12,7 +12,7 @@
 #            Fig. 9  their smoothed RTT (tcp_info srtt, ms)
 #            Fig. 10 their share of the bottleneck queue (packets), stacked: each
 #                    flow's backlog from header captures on both sides of the queue
-#                    (tidy/flow_queue.csv, mininet/bbrlab/capture.py), with the
+#                    (tidy/flow_queue.csv, mininet/bbrlab/data/capture.py), with the
 #                    qdisc's own total backlog as a line
 #            Fig. 11 their cwnd (dashed) and inflight (solid), packets
 #          The 50-ms flow's ProbeRTT samples are shaded in every panel. Without a
@@ -21,7 +21,7 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "ma2019_fig08"
+EXPERIMENT <- figure_experiment()
 WINDOW <- c(12, 22)
 a <- figure_args(EXPERIMENT)
 bin_s <- if (is.na(a$bin_s)) 0.1 else a$bin_s

@@ -15,7 +15,7 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "ma2019_fig12"
+EXPERIMENT <- figure_experiment()
 a <- figure_args(EXPERIMENT)
 window_s <- if (is.na(a$bin_s)) 2 else a$bin_s
 er <- a$runs

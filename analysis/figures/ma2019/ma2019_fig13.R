@@ -20,7 +20,7 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "ma2019_fig13"
+EXPERIMENT <- figure_experiment()
 a <- figure_args(EXPERIMENT)
 bin_s <- if (is.na(a$bin_s)) 1 else a$bin_s
 er <- a$runs

@@ -14,7 +14,7 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "ma2019_fig16"
+EXPERIMENT <- figure_experiment()
 a <- figure_args(EXPERIMENT)
 er <- a$runs
 vals <- values_by_algorithm(er, function(r) {

@@ -15,12 +15,11 @@
 #                             paper's published values
 # tang_cc(run)                "BBR" / "CUBIC" / "BBR vs CUBIC" from the run's flows
 
-TANG_CC <- c(bbr = "BBR", cubic = "CUBIC")
-TANG_COLOURS <- c(BBR = "#0072B2", CUBIC = "#D55E00")
+TANG_COLOURS <- cc_palette(c(bbr = "#0072B2", cubic = "#D55E00"))
 
 tang_cc <- function(run) {
   ccs <- unique(vapply(run$meta$flows, function(f) as.character(f$cc %||% NA), ""))
-  paste(unname(TANG_CC[ccs] %|NA|% toupper(ccs)), collapse = " vs ")
+  paste(cc_label(ccs), collapse = " vs ")
 }
 
 tang_firsts <- function(er, order_by = function(r) 0) {

@@ -13,9 +13,9 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-a <- figure_args("tang_fig02")
+a <- figure_args(figure_experiment())
 runs <- tang_firsts(a$runs, function(r) match(tang_cc(r), c("BBR", "CUBIC")) %|NA|% 9)
-tang_series_figure("tang_fig02", a$runs, runs,
+tang_series_figure(figure_experiment(), a$runs, runs,
                    c(goodput = "(a) throughput", rtt = "(b) RTT", queue = "(c) queue"),
                    function(r) tang_cc(r),
                    "Fig. 2: one flow alone, 10 Mbit/s, 200 ms RTT, 1.5 BDP buffer; first valid repetition per algorithm, overlaid",

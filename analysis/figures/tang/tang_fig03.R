@@ -13,9 +13,9 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-a <- figure_args("tang_fig03")
+a <- figure_args(figure_experiment())
 runs <- tang_firsts(a$runs, function(r) 1000 * flows_table(r$meta)$start_s[2] - flows_table(r$meta)$rtt_ms[1])
-tang_series_figure("tang_fig03", a$runs, runs,
+tang_series_figure(figure_experiment(), a$runs, runs,
                    c(goodput = "(a) throughput", cwnd = "(b) cwnd", rtt = "(c) RTT"),
                    function(r) sprintf("%s (rep %d)", point_label(r$meta), r$key$repetition),
                    "Fig. 3: two BBR flows, 10 Mbit/s, 1.5 BDP buffer; first valid repetition per point",

@@ -12,9 +12,9 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-a <- figure_args("tang_fig04")
+a <- figure_args(figure_experiment())
 runs <- tang_firsts(a$runs, function(r) -nrow(flows_table(r$meta)))
-tang_series_figure("tang_fig04", a$runs, runs,
+tang_series_figure(figure_experiment(), a$runs, runs,
                    c(inflight = "(a) inflight", rtt = "(b) RTT", queue = "(c) queue"),
                    function(r) sprintf("%s (rep %d)", point_label(r$meta), r$key$repetition),
                    "Fig. 4: BBR flows from 0 s, 10 Mbit/s, 200 ms RTT, 1.5 BDP buffer; first valid repetition per flow count",

@@ -13,14 +13,14 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-a <- figure_args("tang_fig05")
+a <- figure_args(figure_experiment())
 er <- a$runs
 bdp_of <- function(r) r$meta$bottleneck$buffer_bytes / (r$meta$bottleneck$rate_mbps * 1e6 / 8 * flows_table(r$meta)$rtt_ms[1] / 1e3)
 PAPER_ORDER <- c(1.5, 0.8, 3, 6)
 runs <- tang_firsts(er, function(r) 100 * (flows_table(r$meta)$rtt_ms[1] != 200) +
                       (match(round(bdp_of(r), 1), PAPER_ORDER) %|NA|% 9))
 if (length(runs) == 0) {
-  save_figure(no_valid_run_plot("tang_fig05", er), a$out_pdf, 6.5, 2.5)
+  save_figure(no_valid_run_plot(figure_experiment(), er), a$out_pdf, 6.5, 2.5)
 } else {
   letters <- c("(a)", "(b)", "(c)", "(d)")
   panel_of <- function(r) {
@@ -35,7 +35,7 @@ if (length(runs) == 0) {
     scale_colour_manual(NULL, values = TANG_COLOURS) +
     scale_x_continuous("Time (s)", limits = c(0, NA), expand = expansion(mult = c(0, 0.01))) +
     scale_y_continuous("Throughput (Mbit/s)", limits = c(0, NA)) +
-    labs(caption = sweep_caption("tang_fig05", er, a$warmup_s, paste0(
+    labs(caption = sweep_caption(figure_experiment(), er, a$warmup_s, paste0(
       "Fig. 5: one BBR vs one CUBIC flow from 0 s, 10 Mbit/s; first valid repetition per point, goodput in ",
       format(bin_s), "-s bins; shaded: steady state, dashed: steady-state means"))) +
     theme_paper()

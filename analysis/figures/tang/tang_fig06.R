@@ -12,9 +12,9 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-a <- figure_args("tang_fig06")
+a <- figure_args(figure_experiment())
 runs <- tang_firsts(a$runs, function(r) r$meta$bottleneck$buffer_bytes %||% 0)
-tang_series_figure("tang_fig06", a$runs, runs,
+tang_series_figure(figure_experiment(), a$runs, runs,
                    c(goodput = "(a) throughput", cwnd = "(b) cwnd"),
                    function(r) sprintf("%s (rep %d)", point_label(r$meta), r$key$repetition),
                    "Fig. 6: one BBR vs one CUBIC flow from 0 s, 10 Mbit/s, 20 ms RTT; first valid repetition per buffer",

@@ -14,7 +14,7 @@ source(file.path(script_dir, "common.R"))
 
 PUBLISHED <- tibble(x = rep(c("0.0001", "0.001", "0.01"), 2), series = rep(c("BBR", "CUBIC"), each = 3),
                     value = c(9.12, 9.08, 1.09, 9.22, 3.93, 0.92))
-tang_bar_figure("tang_table2",
+tang_bar_figure(figure_experiment(),
                 function(r, warmup_s) tibble(x = format(as.numeric(r$meta$bottleneck$loss_rate %||% 0), scientific = FALSE,
                                                         drop0trailing = TRUE),
                                              value = ss_goodput_mbps(r, 1, window = c(start = 0, end = run_end_s(r))),

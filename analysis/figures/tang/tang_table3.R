@@ -15,7 +15,7 @@ source(file.path(script_dir, "common.R"))
 WINDOW <- c(start = 85, end = 95)
 PUBLISHED <- tibble(x = c("1", "2", "3", "5", "8"), series = "BBR (sum over flows)",
                     value = c(342, 360, 395, 415, 444))
-tang_bar_figure("tang_table3",
+tang_bar_figure(figure_experiment(),
                 function(r, warmup_s) {
                   if (run_end_s(r) < WINDOW[["end"]]) return(NULL)
                   tibble(x = as.character(nrow(flows_table(r$meta))),

@@ -4,7 +4,8 @@
 # U22_WINDOW                  every value is over the whole transfer ("0..end"), as the
 #                             claims (claims/utsumi2022.csv) and the paper's 6000-s transfers
 # u22_window(run, warmup_s)   that window for one run
-# u22_cc(run)                 "BBR" / "BBR-FCA" (the run's non-CUBIC flows), "CUBIC" if none
+# u22_cc(run)                 "BBR" / "BBR-FCA" (the labels of the run's non-CUBIC flows,
+#                             cc_label()), "CUBIC" if none
 # u22_delay(run)              "20 ms one way" / "40 ms one way" (half the base RTT)
 # u22_buffer_bdp(run)         the bottleneck buffer in BDPs of rate x flow 1's base RTT
 # u22_profile_note(er)        "profile quick, 20-s runs": which profile (run.json profile) and
@@ -14,8 +15,7 @@
 #                             +- sd (n > 1), dots: single runs
 
 U22_WINDOW <- "0..end"
-U22_CC <- c(bbr = "BBR", bbr_fca = "BBR-FCA", cubic = "CUBIC")
-U22_COLOURS <- c(BBR = "#0072B2", "BBR-FCA" = "#009E73", CUBIC = "#D55E00",
+U22_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbr_fca = "#009E73", cubic = "#D55E00")),
                  "BBR-type flow" = "#0072B2", measured = "grey20",
                  "model (Eqs. 4-8)" = "#CC79A7", "bbr_fca module's estimate" = "#E69F00")
 
@@ -25,7 +25,7 @@ u22_cc <- function(run) {
   ccs <- unique(vapply(run$meta$flows, function(f) as.character(f$cc %||% NA), ""))
   other <- setdiff(ccs, "cubic")
   if (length(other) == 0) return("CUBIC")
-  paste(unname(U22_CC[other] %|NA|% toupper(other)), collapse = "+")
+  paste(cc_label(other), collapse = "+")
 }
 
 u22_rtt_ms <- function(run) flows_table(run$meta)$rtt_ms[1]

@@ -13,8 +13,8 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-a <- figure_args("utsumi2022_fig04")
-u22_sweep_figure("utsumi2022_fig04", a, function(r, warmup_s) {
+a <- figure_args(figure_experiment())
+u22_sweep_figure(figure_experiment(), a, function(r, warmup_s) {
   w <- u22_window(r, warmup_s)
   tibble(x = u22_buffer_bdp(r),
          value = c(cubic_sending_mbps(r, 1, window = w), cubic_model_mbps(r, 2, window = w)),

@@ -5,7 +5,7 @@
 # 20 ms one way, Fig. 10: 40 ms) and algorithm. Bottom (Fig. 5, 20 ms one way): the CUBIC
 # flow's measured sending rate, the Sec. IV model fed from the BBR-type flow's loss episodes
 # and smoothed RTT, and, in the BBR-FCA runs, the module's own estimate (tcp.csv
-# fca_cubic_estimate_mbps while its control is in force).
+# variant_estimate_mbps while its control is in force).
 #
 # Usage:   Rscript analysis/figures/utsumi2022/utsumi2022_fig06_10.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "utsumi2022_fig06_10" below <runs_dir>.
@@ -15,7 +15,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-E <- "utsumi2022_fig06_10"
+E <- figure_experiment()
 a <- figure_args(E)
 fig_of <- function(r) if (u22_rtt_ms(r) == 40) "Fig. 6" else if (u22_rtt_ms(r) == 80) "Fig. 10" else "other"
 top <- u22_sweep_figure(E, a, function(r, warmup_s) {

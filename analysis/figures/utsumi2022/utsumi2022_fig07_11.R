@@ -13,7 +13,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-E <- "utsumi2022_fig07_11"
+E <- figure_experiment()
 a <- figure_args(E)
 m_of <- function(r) {
   fl <- flows_table(r$meta)

@@ -13,4 +13,4 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-u22_jain_over_m_figure("utsumi2022_fig09_13", c("9", "13"), "m BBR-type flows")
+u22_jain_over_m_figure(figure_experiment(), c("9", "13"), "m BBR-type flows")

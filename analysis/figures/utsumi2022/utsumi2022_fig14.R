@@ -11,7 +11,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-E <- "utsumi2022_fig14"
+E <- figure_experiment()
 a <- figure_args(E)
 u22_sweep_figure(E, a, function(r, warmup_s) {
   w <- u22_window(r, warmup_s)

@@ -1,7 +1,8 @@
 # analysis/figures/yang2019/common.R -- what the Yang et al. (2019, Adaptive-BBR) figure
 # scripts share (sourced by yang2019_fig*.R after analysis/lib/figure.R; not a figure).
 #
-# yang_algorithm(run)        "BBR", "BBQ" or "Adaptive-BBR" from the run's flow 1
+# yang_algorithm(run)        "BBR", "BBQ" or "Adaptive-BBR" from the run's flow 1 (its
+#                            label in variants.yaml; an unknown cc as it is)
 # yang_goodput_figure(...)   Figs. 3 and 6: each flow's throughput (Mbit/s) against
 #                            time (s), one panel per sweep point (its FIRST VALID
 #                            repetition) in the order BBR, BBQ, Adaptive-BBR, goodput in
@@ -11,12 +12,15 @@
 #                            and algorithm: bars = mean over valid repetitions, error
 #                            bars +- sd (n > 1), dots = single runs
 
-YANG_ALGOS <- c(bbr = "BBR", bbq = "BBQ", adaptive_bbr = "Adaptive-BBR")
-YANG_COLOURS <- c(BBR = "#0072B2", BBQ = "#D55E00", `Adaptive-BBR` = "#009E73")
+# The algorithms Yang et al. compare, in the figures' order, and their colours, keyed by
+# their labels (variants.yaml).
+YANG_COLOURS <- cc_palette(c(bbr = "#0072B2", bbq = "#D55E00", adaptive_bbr = "#009E73"))
+YANG_ALGOS <- names(YANG_COLOURS)
 
 yang_algorithm <- function(run) {
   cc <- as.character(run$meta$flows[[1]]$cc %||% NA)
-  unname(YANG_ALGOS[cc] %|NA|% cc)
+  labels <- cc_labels()
+  if (!is.na(cc) && cc %in% names(labels)) unname(labels[cc]) else cc
 }
 
 yang_point_order <- function(runs) {

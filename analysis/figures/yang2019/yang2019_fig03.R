@@ -12,4 +12,4 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-yang_goodput_figure("yang2019_fig03", "Fig. 3: 5-ms vs 20-ms RTT flows, 20 Mbit/s, 5 MB buffer")
+yang_goodput_figure(figure_experiment(), "Fig. 3: 5-ms vs 20-ms RTT flows, 20 Mbit/s, 5 MB buffer")

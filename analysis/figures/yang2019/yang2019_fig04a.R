@@ -12,7 +12,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-yang_bar_figure("yang2019_fig04a",
+yang_bar_figure(figure_experiment(),
                 function(r, warmup_s) tibble(x = r$meta$bottleneck$rate_mbps, value = ss_jain(r, warmup_s)),
                 "Bottleneck bandwidth (Mbit/s)", "Jain's fairness index",
                 "Fig. 4(a): 10-ms vs 15-ms RTT flows, 5 MB buffer; Jain's index of steady-state goodputs",

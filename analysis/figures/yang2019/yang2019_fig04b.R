@@ -12,7 +12,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-yang_bar_figure("yang2019_fig04b",
+yang_bar_figure(figure_experiment(),
                 function(r, warmup_s) tibble(x = max(flows_table(r$meta)$rtt_ms), value = ss_jain(r, warmup_s)),
                 "RTT of the competing flow (ms; the other flow: 10 ms)", "Jain's fairness index",
                 "Fig. 4(b): 10-ms flow vs one flow of 15-50 ms, 20 Mbit/s, 5 MB buffer; Jain's index of steady-state goodputs",

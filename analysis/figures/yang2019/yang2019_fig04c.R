@@ -12,7 +12,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-yang_bar_figure("yang2019_fig04c",
+yang_bar_figure(figure_experiment(),
                 function(r, warmup_s) tibble(x = nrow(flows_table(r$meta)) - 1, value = ss_share_pct(r, 1, warmup_s)),
                 "Number of 15-ms RTT flows", "Share of the 10-ms RTT flow (%)",
                 "Fig. 4(c): one 10-ms flow vs N flows of 15 ms, 20 Mbit/s, 5 MB buffer; steady-state share; dashed: fair share",

@@ -15,7 +15,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-EXPERIMENT <- "yang2019_fig05"
+EXPERIMENT <- figure_experiment()
 
 # (e) What Adaptive-BBR's decision sees (first valid repetition): each flow's pacing gain
 # (tcp.csv bbr_pacing_gain, Eq. 5's output) and its backlog estimate Q = inflight -
@@ -63,7 +63,7 @@ if (length(firsts) == 0) {
   save_figure(no_valid_run_plot(EXPERIMENT, er), a$out_pdf, 6.5, 2.5)
 } else {
   firsts <- yang_point_order(firsts)
-  letters_of <- c(BBR = "(a) BBR", BBQ = "(b) BBQ", `Adaptive-BBR` = "(c) Adaptive-BBR")
+  letters_of <- setNames(sprintf("(%s) %s", letters[seq_along(YANG_ALGOS)], YANG_ALGOS), YANG_ALGOS)
   panel_of <- function(r) sprintf("%s (rep %d)", letters_of[[yang_algorithm(r)]] %||% yang_algorithm(r), r$key$repetition)
   series <- function(r, panel, until = Inf) {
     base <- flows_table(r$meta)$rtt_ms[1]

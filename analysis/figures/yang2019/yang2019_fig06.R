@@ -12,4 +12,4 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 source(file.path(script_dir, "common.R"))
 
-yang_goodput_figure("yang2019_fig06", "Fig. 6: a 15-ms flow joins a 10-ms flow at 3 s and leaves at 63 s, 20 Mbit/s")
+yang_goodput_figure(figure_experiment(), "Fig. 6: a 15-ms flow joins a 10-ms flow at 3 s and leaves at 63 s, 20 Mbit/s")

@@ -16,7 +16,7 @@
 script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
 source(file.path(script_dir, "..", "..", "lib", "figure.R"), chdir = TRUE)
 
-EXPERIMENT <- "yang2019_qoffset"
+EXPERIMENT <- figure_experiment()
 FROM_S <- 3
 TERMS <- c(rate_term_pkts = "(link share - rate sample) x RTprop",
            outside_term_pkts = "in flight outside the queue and RTprop's pipe")

@@ -1,0 +1,226 @@
+"""The results archive: finished runs kept in the repository.
+
+A profile's archive (`data/<profile>/`) lets a fresh clone rebuild that profile's
+figures, claims tables and report without booting a testbed, and lets long
+profiles be run in batches across machines and sessions.
+
+Layout::
+
+    data/<profile>/manifest.csv                          one row per archived run
+    data/<profile>/runs/<experiment>/<point>/rep<k>.tar.xz  run.json + tidy/*.csv
+
+Contract:
+
+- An entry is keyed by (experiment, point, repetition) and carries the run's keys
+  (bbrlab/experiment/runkey.py, recorded in run.json): `run_key`, the hash of its resolved
+  run spec, and `modules_key`, the hash of the sources of the variant modules it
+  loads. A lookup with the current keys finds the entry only when both are
+  equal; an entry whose keys differ is *stale* (its spec or a module it loads
+  changed since it was archived): it is reported as such and rerun, never
+  reused. The testbed kernel is not keyed: run.json records its release and
+  the kernel's inputs, and a kernel change that alters what existing congestion
+  controls see must say so and rerun the archive (kernel/patches/ are meant to
+  add hooks, not to change behaviour).
+- Only complete runs are archived (a run directory with run.json; failed runs,
+  which have no tidy data, are not). Runs the fidelity checks judged invalid are
+  archived with `valid` false: the report lists them and never averages them in.
+- Writes are atomic: a run's tarball is written under a temporary name and
+  renamed, then the manifest is rewritten to a temporary file and renamed. An
+  interrupted `add` leaves at most an orphan temporary file, never a manifest row
+  without its tarball, so a run cut off by the end of a session is lost, not
+  half-archived.
+- Tarballs are reproducible (sorted members, zeroed owners and times): the same
+  run gives the same bytes and checksum.
+- `restore` checks the checksum and unpacks into a hidden directory beside the
+  destination, renamed into place when complete.
+
+What is kept of a run: run.json and tidy/*.csv at full resolution (raw/ is
+dropped: the tidy data and run.json are all the analysis reads). The manifest's
+`resolution` column names this, so that a coarser policy for long transfers can
+be added without ambiguity.
+"""
+import csv
+import hashlib
+import io
+import json
+import os
+import pathlib
+import shutil
+import tarfile
+import time
+
+MANIFEST = "manifest.csv"
+MANIFEST_COLUMNS = ["experiment", "point", "repetition", "seed", "run_key", "modules_key", "profile", "status", "valid",
+                    "failed_checks", "git_revision", "host", "wall_s", "host_cpu_s", "experiment_s",
+                    "resolution", "archived_at", "bytes", "sha256"]
+RESOLUTION = "full"
+KEPT = ("run.json", "tidy/")
+
+
+class ArchiveError(RuntimeError):
+    """The archive or a run handed to it is unusable; the message names the file."""
+
+
+def entry_path(archive, experiment, point, repetition) -> pathlib.Path:
+    """Where an archived run's tarball lives."""
+    return pathlib.Path(archive) / "runs" / experiment / point / f"rep{int(repetition)}.tar.xz"
+
+
+def read_manifest(archive) -> dict:
+    """{(experiment, point, repetition): row} of an archive; empty when it has none yet."""
+    path = pathlib.Path(archive) / MANIFEST
+    if not path.is_file():
+        return {}
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if rows and set(MANIFEST_COLUMNS) - set(rows[0]):
+        raise ArchiveError(f"{path}: missing columns {sorted(set(MANIFEST_COLUMNS) - set(rows[0]))}")
+    return {(r["experiment"], r["point"], int(r["repetition"])): r for r in rows}
+
+
+def _write_manifest(archive, rows: dict) -> None:
+    path = pathlib.Path(archive) / MANIFEST
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=MANIFEST_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for key in sorted(rows):
+        w.writerow(rows[key])
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(buf.getvalue())
+    os.replace(tmp, path)
+
+
+def _members(run_dir: pathlib.Path) -> list:
+    """(archive name, path) of what is kept of a run, sorted."""
+    out = [("run.json", run_dir / "run.json")]
+    tidy = run_dir / "tidy"
+    if tidy.is_dir():
+        out += [(f"tidy/{p.name}", p) for p in sorted(tidy.iterdir()) if p.is_file() and p.suffix == ".csv"]
+    return out
+
+
+def pack(run_dir) -> bytes:
+    """A run's kept files as a reproducible xz tarball."""
+    run_dir = pathlib.Path(run_dir)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:xz", preset=9, format=tarfile.PAX_FORMAT) as tar:
+        for name, path in _members(run_dir):
+            data = path.read_bytes()
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _row(meta: dict, blob: bytes) -> dict:
+    fid = meta.get("fidelity") or {}
+    timings = meta.get("timings") or {}
+    return {
+        "experiment": meta["experiment"], "point": meta["point"], "repetition": int(meta["repetition"]),
+        "seed": meta.get("seed"), "run_key": meta.get("run_key") or "",
+        "modules_key": meta.get("modules_key") or "", "profile": meta.get("profile") or "",
+        "status": meta.get("status"), "valid": str(bool(fid.get("valid"))).lower(),
+        "failed_checks": "; ".join(f"{c['name']} {c['subject']}" for c in fid.get("checks", []) if not c.get("ok")),
+        "git_revision": meta.get("git_revision") or "", "host": (meta.get("testbed") or {}).get("host") or "",
+        "wall_s": timings.get("wall_s", ""), "host_cpu_s": timings.get("host_cpu_s", ""),
+        "experiment_s": timings.get("experiment_s", ""), "resolution": RESOLUTION,
+        "archived_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest(),
+    }
+
+
+def complete_runs(runs_root) -> list:
+    """Run directories under a results tree that hold a finished run (run.json, status ok)."""
+    out = []
+    for meta_path in sorted(pathlib.Path(runs_root).glob("*/*/rep*/run.json")):
+        run_dir = meta_path.parent
+        if run_dir.name.endswith(".failed") or run_dir.name.startswith("."):
+            continue
+        meta = json.loads(meta_path.read_text())
+        if meta.get("status") == "ok":
+            out.append(run_dir)
+    return out
+
+
+def add(archive, run_dirs, progress=print) -> dict:
+    """Archive finished runs (replacing an entry of the same run); returns counts added/unchanged/replaced."""
+    archive = pathlib.Path(archive)
+    archive.mkdir(parents=True, exist_ok=True)
+    rows = read_manifest(archive)
+    counts = {"added": 0, "replaced": 0, "unchanged": 0}
+    for run_dir in run_dirs:
+        run_dir = pathlib.Path(run_dir)
+        meta_path = run_dir / "run.json"
+        if not meta_path.is_file():
+            raise ArchiveError(f"{run_dir}: not a finished run (no run.json)")
+        meta = json.loads(meta_path.read_text())
+        if meta.get("status") != "ok":
+            raise ArchiveError(f"{run_dir}: status {meta.get('status')!r}: only finished runs are archived")
+        if not meta.get("run_key"):
+            raise ArchiveError(f"{run_dir}: run.json has no run_key (a run from before run keys): rerun it")
+        blob = pack(run_dir)
+        row = _row(meta, blob)
+        key = (row["experiment"], row["point"], row["repetition"])
+        old = rows.get(key)
+        if old and old["sha256"] == row["sha256"] and old["run_key"] == row["run_key"]:
+            counts["unchanged"] += 1
+            continue
+        dest = entry_path(archive, *key)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        tmp.write_bytes(blob)
+        os.replace(tmp, dest)
+        rows[key] = row
+        _write_manifest(archive, rows)      # after each run: an interruption loses at most the run in hand
+        counts["replaced" if old else "added"] += 1
+        progress(f"archive: {'replaced' if old else 'added'} {key[0]}/{key[1]}/rep{key[2]} ({len(blob) / 1024:.0f} KiB)")
+    return counts
+
+
+def lookup(archive, experiment, point, repetition, run_key, modules_key=""):
+    """("fresh", row) when the archive holds this run with these keys, ("stale", row) when it
+    holds it with other keys, (None, None) when it does not hold it."""
+    row = read_manifest(archive).get((experiment, point, int(repetition)))
+    if row is None:
+        return None, None
+    fresh = row["run_key"] == run_key and row["modules_key"] == (modules_key or "")
+    return ("fresh" if fresh else "stale"), row
+
+
+def lookup_job(archive, job: dict):
+    """lookup() for a resolved run spec, with its keys computed from this checkout."""
+    from ..experiment import runkey
+    return lookup(archive, job["name"], job["point"], job["repetition"], runkey.run_key(job), runkey.modules_key(job))
+
+
+def restore(archive, row: dict, dest) -> pathlib.Path:
+    """Unpack an archived run into directory `dest` (replacing it), after checking its checksum."""
+    src = entry_path(archive, row["experiment"], row["point"], row["repetition"])
+    if not src.is_file():
+        raise ArchiveError(f"{src}: listed in {pathlib.Path(archive) / MANIFEST} but missing")
+    blob = src.read_bytes()
+    if hashlib.sha256(blob).hexdigest() != row["sha256"]:
+        raise ArchiveError(f"{src}: checksum differs from the manifest's (corrupt or replaced by hand)")
+    dest = pathlib.Path(dest)
+    tmp = dest.with_name(f".{dest.name}.restore")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:xz") as tar:
+        for member in tar.getmembers():
+            name = pathlib.PurePosixPath(member.name)
+            if not member.isfile() or name.is_absolute() or ".." in name.parts or \
+                    not (member.name == "run.json" or member.name.startswith("tidy/")):
+                raise ArchiveError(f"{src}: unexpected member {member.name!r}")
+            out = tmp / name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(tar.extractfile(member).read())
+    meta = json.loads((tmp / "run.json").read_text())
+    meta["restored_from_archive"] = {"archive": str(archive), "sha256": row["sha256"]}
+    (tmp / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+    if dest.exists():
+        shutil.rmtree(dest)
+    os.replace(tmp, dest)
+    return dest

@@ -1,0 +1,85 @@
+"""What one run asks of a cluster node: CPUs, memory and a time limit.
+
+The pipeline declares these on its `run` rule (Snakefile), so a batch
+scheduler (profiles/slurm, profiles/cluster-generic) reserves what a run
+needs and kills nothing that would have finished:
+
+- one CPU: the testbed is one process on one core (User-Mode Linux has one
+  virtual CPU), and the runner sleeps while the guest runs;
+- memory: the guest's RAM (the UML backend's `mem=`, from guest_mem_mb: the
+  base plus the socket memory a large bottleneck buffer needs; User-Mode Linux
+  maps it from a file in the host's temporary directory, which counts towards the job)
+  plus the host side (runner, tidy data, fidelity checks) plus, for runs with
+  header captures, room to parse the captures (they are read whole);
+- time: the runner's own timeout for the run (default_timeout: set-up
+  plus the run, eight times its duration on the virtual clock) plus a margin,
+  so that a stuck testbed is stopped by the runner, which records a failed
+  run, before the scheduler kills the job.
+
+It also estimates what a run costs (expected_cpu_s), so that the pipeline
+starts the longest runs first: with the runs ordered longest first, the last
+minutes of a profile do not leave cores idle behind one long run.
+"""
+import math
+
+from ..experiment import units
+
+GUEST_MEM_MB = 1024          # the UML guest's memory for runs with ordinary buffers
+HOST_SIDE_MB = 512           # runner + tidy + fidelity on an ordinary run
+# Header captures: about 50 MB of pcap per 30 s at 100 Mbit/s (docs/tidy-data.md, "Per-flow queue
+# share"), parsed into per-packet records: budget ten times the pcap size.
+CAPTURE_PCAP_MB_PER_MBIT = 50 / (30 * 100)
+CAPTURE_PARSE_FACTOR = 10
+MARGIN_S = 300               # between the runner's timeout and the scheduler's limit
+
+
+def default_timeout(job: dict) -> float:
+    """Generous bound on a run's wall time, to catch a hung testbed (the runner's timeout): set-up
+    plus the run. On the virtual clock the wall time is the run's host CPU cost (up to about 6 host
+    CPU-s per experiment-s, bench/results/) stretched by whatever else shares the host's cores, and
+    no result depends on it: 8 times the duration timed out a 20-s four-flow run at 100 Mbit/s on
+    a host with three other testbeds running, so the bound is 30 times."""
+    factor = 30.0 if job["clock"] == "virtual" else 1.5
+    return 180 + 10 * len(job["flows"]) + factor * job["duration_s"]
+
+
+def guest_mem_mb(job: dict) -> int:
+    """The UML guest's memory (its `mem=`): the base, plus the socket memory of the run's
+    window (units.tcp_memory_bytes) beyond what the base holds, in steps of 256 MB."""
+    extra = max(0, units.tcp_memory_bytes(job) - units.TCP_MEMORY_IN_BASE_BYTES) / 2**20
+    return GUEST_MEM_MB + int(math.ceil(extra / 256) * 256)
+
+
+def mem_mb(job: dict, backend: str = "uml") -> int:
+    """The memory to ask a cluster node for one run, in MB, a multiple of 256: the host side, the
+    UML guest's memory (backend "uml" only) and, with a capture, room to parse the pcap files."""
+    total = HOST_SIDE_MB + (guest_mem_mb(job) if backend == "uml" else 0)
+    if job["capture"] != "none":
+        pcap_mb = CAPTURE_PCAP_MB_PER_MBIT * job["bottleneck"]["rate_mbps"] * job["duration_s"]
+        total += CAPTURE_PARSE_FACTOR * pcap_mb
+    return int(math.ceil(total / 256) * 256)
+
+
+def runtime_min(job: dict, attempt: int = 1) -> int:
+    """The scheduler's time limit in minutes (Snakemake's `runtime` resource); longer on a retry."""
+    return int(math.ceil((default_timeout(job) + MARGIN_S) / 60)) * max(1, attempt)
+
+
+# Host CPU-seconds of a virtual-clock run, fitted by eye to the quick profile's measured runs
+# (2026-11-23: 40 s at 20 Mbit/s about 40, 40 s at 100 Mbit/s about 90, 120 s at 100 Mbit/s
+# with four flows about 210): boot and set-up, plus per experiment second a base and a part
+# that grows with the bottleneck rate. An ordering, not a prediction to rely on.
+BOOT_CPU_S = 15
+CPU_S_PER_S = 0.5
+CPU_S_PER_S_PER_MBIT = 1 / 70
+
+
+def expected_cpu_s(job: dict) -> float:
+    """Rough host CPU-seconds of a run, for ordering runs longest first (the `run` rule's priority)."""
+    return BOOT_CPU_S + job["duration_s"] * (CPU_S_PER_S + CPU_S_PER_S_PER_MBIT * job["bottleneck"]["rate_mbps"])
+
+
+def of_run(job: dict, backend: str = "uml") -> dict:
+    """Snakemake's resources of one run: {"cpus": 1, "mem_mb": mem_mb(job, backend), "runtime":
+    runtime_min(job)}."""
+    return {"cpus": 1, "mem_mb": mem_mb(job, backend), "runtime": runtime_min(job)}

@@ -1,0 +1,123 @@
+"""The report's prose states no verdict count by hand.
+
+Every count of verdicts in the report (how many claims were reproduced, qualitatively
+reproduced, not reproduced or not run, how many claims two trees disagree on) is generated
+from the runs: generated/claims_<paper>_counts.tex, the summary table, the note of
+generated/ns3_compare_<paper>.tex. A count written into paper/report.tex or
+paper/sections/*.tex is true of one run only and contradicts the generated tables after the
+next; dated counts of earlier runs belong in docs/results/ (issues 22 and 25).
+
+The check reads the TeX source with its comments and its \\generatedinput{...}{...} calls
+removed, and looks for the forms such counts have taken in this report's history
+(`VERDICT_COUNT_PATTERNS`). Counts spelt in words ("five of Tang's claims") are not caught.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PAPER = REPO / "paper"
+
+_N = r"(?<![\d.,/])\d+(?!\d|\.\d)"          # a whole number, not part of a decimal or a date
+_VERDICT = r"(?:reproduced|qualitatively|not\s+reproduced|not\s+run)"
+_OWNER = r"(?:the|its|their|[A-Z][\w.~&\\ ]{0,30}?'s)"
+
+VERDICT_COUNT_PATTERNS = {
+    "<n> reproduced / qualitatively / not reproduced / not run":
+        rf"{_N}\s+(?:claims?\s+)?(?:(?:are|were|is|was)\s+)?{_VERDICT}\b",
+    "<n> of <m> claims / verdicts":
+        rf"{_N}\s+of\s+(?:{_OWNER}\s+)?(?:{_N}\s+)?(?:claims|verdicts)\b",
+    "<n> claims": rf"{_N}\s+claims\b",
+    "<n> of <paper>'s <m>": rf"{_N}\s+of\s+[A-Z][\w.~&\\ ]{{0,30}}?'s\s+{_N}",
+    "differ / agree on <n>": rf"\b(?:differ|differs|differed|agree|agrees|agreed)\s+on\s+{_N}",
+    "gave <n>, <n> and <n>":
+        rf"\b(?:gave|gives|give|reproduces|reproduced|reproduce)\s+{_N}(?:\s+claims)?,\s*{_N},?\s+and\s+{_N}",
+    "<n> / <n> / <n> (verdict tuple)": rf"{_N}\s*/\s*{_N}\s*/\s*{_N}",
+}
+
+
+def prose(tex: str) -> str:
+    """The TeX source without comments and without \\generatedinput{..}{..} calls."""
+    lines = [re.sub(r"(?<!\\)%.*$", "", line) for line in tex.splitlines()]
+    text = "\n".join(lines)
+    text = re.sub(r"\\generatedinput\{[^{}]*\}\{(?:[^{}]|\{[^{}]*\})*\}", " ", text)
+    # TeX spacing between a number and its unit or word
+    return text.replace("~", " ").replace("\\,", " ")
+
+
+def verdict_counts(tex: str) -> list[str]:
+    """Each hand-written verdict count in `tex`, as 'form: matched text'."""
+    body = prose(tex)
+    found = []
+    for form, pattern in VERDICT_COUNT_PATTERNS.items():
+        for m in re.finditer(pattern, body):
+            found.append(f"{form}: {' '.join(m.group(0).split())!r}")
+    return found
+
+
+# The one dated record the report keeps on purpose: issue 22 asks for the verdicts before and
+# after the lexicon change "in the README and the report"; the section says it is a record of
+# one evaluation on 2026-11-26 (its numbers are not this report's runs), in a table, not prose.
+DATED_RECORDS = {"lexicon_change.tex"}
+
+
+def report_sources() -> list[Path]:
+    return [PAPER / "report.tex", *sorted(p for p in (PAPER / "sections").glob("*.tex") if p.name not in DATED_RECORDS)]
+
+
+def test_the_dated_record_says_it_is_one():
+    for name in DATED_RECORDS:
+        text = (PAPER / "sections" / name).read_text()
+        assert "2026-11-26" in text and "record" in text.lower(), name
+
+
+@pytest.mark.parametrize("tex", report_sources(), ids=lambda p: p.name)
+def test_no_verdict_count_written_by_hand(tex):
+    found = verdict_counts(tex.read_text())
+    assert not found, (f"{tex.relative_to(REPO)} states verdict counts by hand (use the generated "
+                       f"claims_<paper>_counts / ns3_compare tables; dated counts go to "
+                       f"docs/results/): {found}")
+
+
+# Sentences the report once contained: each must be caught.
+EARLIER_COUNTS = [
+    r"54 claims of Ma et al.: \textbf{31 reproduced, 12 qualitatively reproduced, 11 not reproduced}, 0 not run",
+    r"Of their 19 claims: 7 reproduced, 2 qualitatively reproduced, 10 not reproduced; 13 of the verdicts are robust.",
+    r"gave Ma et al.'s claims 29 reproduced, 16 qualitatively reproduced and 9 not",
+    r"the verdicts differ on 30 of the 62 claims: 28 reproduced, 5 qualitatively and 28 not in ns-3",
+    r"same hour: 48 reproduced, 3 qualitatively, 11 not; ns-3 and the kernel differ on 29 claims)",
+    r"It reproduces 10 claims, 8 qualitatively and 30 not, and differs from the",
+    r"were re-read under the lexicon (62 claims), gave 51, 2 and 9:",
+    r"A run after the testbed cuts of 2026-11-24 gave 49, 3 and 10.",
+    r"and 8 of Yang et al.'s 48 and 4 of Tang's 62 claims between the trees",
+    r"Kim et al. & 41: 36 / 0 / 5 / 0 & 45: 42 / 0 / 3 / 0 \\",
+    r"``11 of 48 reproduced''",
+    r"8 of Yang et al.'s 48 and",
+]
+
+# Numbers that are not verdict counts: none may be caught.
+NOT_COUNTS = [
+    r"the profile runs 10, 100 and 400\,Mbit/s only",
+    r"the 10-ms / 50-ms BBQ flows (paper 51.4 / 42.5), against 8.5 / 84.9 with BBR",
+    r"Figs.~2, 3 and 5 run both settings in both profiles",
+    r"the quick profile's 22 runs (one each, 30--95\,s) used 1008 host CPU-seconds",
+    r"a claim over several points matches if every point matches",
+    r"(\texttt{kim2019-fig05-vsbbr-10}; paper 87.3 and 6.3\,Mbit/s)",
+    r"2026-11-23 and 2026-11-24",
+    r"\generatedinput{claims_tang_counts}{the verdict counts of Tang's claims}",
+    r"% 54 claims: 31 reproduced (a comment)",
+]
+
+
+@pytest.mark.parametrize("sentence", EARLIER_COUNTS)
+def test_earlier_counts_are_caught(sentence):
+    assert verdict_counts(sentence), sentence
+
+
+@pytest.mark.parametrize("sentence", NOT_COUNTS)
+def test_other_numbers_pass(sentence):
+    assert not verdict_counts(sentence), verdict_counts(sentence)

@@ -1,0 +1,115 @@
+"""A profile rebuilt from the results archive without a testbed, in a copy of the pipeline
+(tests/test_workflow.py's): runs the archive holds with the checkout's keys are restored, not
+booted (no kernel or module is planned, and the copy has no kernel to boot), the figure is drawn
+from them; a run whose resolved spec changed since it was archived is stale and planned to run.
+
+The archive is made from synthetic runs (tests/analysis/synth_runs.py) carrying the keys of the
+real jobs of two Ma et al. experiments (BBR, and BBQ, a variant module)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+from bbrlab.experiment import runkey, spec
+from bbrlab.data import archive
+from conftest import REPO
+from test_workflow import copy_pipeline, plan, snakemake
+
+sys.path.insert(0, str(REPO / "tests" / "analysis"))
+import synth_runs  # noqa: E402
+
+EXPERIMENTS = ["ma2019_fig01", "ma2019_fig13"]
+CONFIG = ["--config", f"experiments=[{','.join(EXPERIMENTS)}]", "claims=[ma2019]"]
+
+
+def jobs(box, experiment):
+    return spec.expand(spec.load(box / "mininet" / "specs" / "ma2019" / f"{experiment}.yaml", profile="quick"))
+
+
+def booted_runs(box) -> list:
+    """The run jobs of a dry run that would boot a testbed (their inputs name the kernel), as
+    opposed to those restored from the archive (their inputs name its tarball)."""
+    res = snakemake(box, "-n", *CONFIG)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    runs = re.findall(r"^(?:local)?rule run:\n    input: ([^\n]+)\n    output: ([^\n]+)", res.stdout + res.stderr, re.M)
+    assert runs
+    assert all(("build/kernel/ready-" in i) != ("data/quick/runs/" in i) for i, _ in runs)
+    return sorted(o for i, o in runs if "build/kernel/ready-" in i)
+
+
+def archive_synthetic_runs(box) -> int:
+    """Synthetic runs of every quick job of EXPERIMENTS, with those jobs' keys, archived in
+    box/data/quick (the profile's default archive); returns how many."""
+    runs = box / "staging"
+    n = 0
+    for experiment in EXPERIMENTS:
+        for job in jobs(box, experiment):
+            flows = [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": float(f["rtt_ms"]), "start_s": float(f["start_s"]),
+                      "stop_s": float(f["stop_s"]), "label": f["label"]} for f in job["flows"]]
+            run_dir = runs / experiment / job["point"] / f"rep{job['repetition']}"
+            synth_runs.write_run(run_dir, experiment=experiment, point=job["point"], repetition=job["repetition"],
+                                 flows=flows, phases={f["flow"]: [(1e9, 40.0)] for f in flows},
+                                 qdelay_phases=[(1e9, 5.0)], retrans={f["flow"]: 0 for f in flows})
+            meta = json.loads((run_dir / "run.json").read_text())
+            meta.update(spec=job, run_key=runkey.run_key(job), modules_key=runkey.modules_key(job))
+            (run_dir / "run.json").write_text(json.dumps(meta))
+            n += 1
+    counts = archive.add(box / "data" / "quick", archive.complete_runs(runs), progress=lambda *_: None)
+    assert counts["added"] == n
+    return n
+
+
+def test_an_archived_profile_is_rebuilt_without_a_testbed(tmp_path):
+    box = copy_pipeline(tmp_path)
+    before = plan(box, *CONFIG)
+    assert "kernel" in before and "variant_module" in before          # without an archive: boots
+    n = archive_synthetic_runs(box)
+    jobs_planned = plan(box, *CONFIG)
+    assert len(jobs_planned["run"]) == n and booted_runs(box) == []
+    assert "kernel" not in jobs_planned and "variant_module" not in jobs_planned
+    # really build the first experiment's figure: its runs come from the archive (the copy has no
+    # kernel: a boot would fail)
+    assert not (box / "build" / "kernel" / "linux").exists()
+    res = snakemake(box, *CONFIG, "--", f"results/quick/report/generated/{EXPERIMENTS[0]}.pdf")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    log = "".join(p.read_text() for p in (box / "results" / "quick" / "logs" / EXPERIMENTS[0]).rglob("*.log"))
+    assert "restored from the archive" in log and "booting" not in log
+    for job in jobs(box, EXPERIMENTS[0]):
+        meta = json.loads((box / "results" / "quick" / "runs" / EXPERIMENTS[0] / job["point"]
+                           / f"rep{job['repetition']}" / "run.json").read_text())
+        assert meta["restored_from_archive"]["archive"] == "data/quick"
+        assert meta["run_key"] == runkey.run_key(job)
+    assert (box / "results" / "quick" / "report" / "generated" / f"{EXPERIMENTS[0]}.pdf").stat().st_size > 0
+
+
+def test_a_changed_spec_makes_its_archived_runs_stale(tmp_path):
+    box = copy_pipeline(tmp_path)
+    archive_synthetic_runs(box)
+    path = box / "mininet" / "specs" / "ma2019" / "ma2019_fig13.yaml"
+    text = path.read_text()
+    assert "seed:" not in text
+    path.write_text(text.replace("\nflows:", "\nseed: 7\nflows:", 1))       # another seed: other runs
+    booted = booted_runs(box)
+    assert booted and all("ma2019_fig13" in o for o in booted)
+    assert len(booted) == len(jobs(box, "ma2019_fig13"))                       # they must boot
+    assert "kernel" in plan(box, *CONFIG)
+    # the command line says so, naming the run, before it would boot
+    job = jobs(box, "ma2019_fig13")[0]
+    res = subprocess.run([sys.executable, "-m", "bbrlab", "archive", "status", "data/quick", str(path.relative_to(box)),
+                          "--profile", "quick"], cwd=box, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(box / "mininet"), "PATH": "/usr/bin:/bin"})
+    assert f"stale    ma2019_fig13/{job['point']}/rep1" in res.stdout, res.stdout + res.stderr
+
+
+def test_a_changed_module_source_makes_its_archived_runs_stale(tmp_path):
+    box = copy_pipeline(tmp_path)
+    archive_synthetic_runs(box)
+    header = box / "kernel" / "variants" / "bbq_math.h"
+    header.write_text(header.read_text() + "\n/* changed */\n")
+    booted = booted_runs(box)
+    bbq = [f"results/quick/runs/ma2019_fig13/{j['point']}/rep{j['repetition']}/run.json"
+           for j in jobs(box, "ma2019_fig13") if any(f["cc"] == "bbq" for f in j["flows"])]
+    assert bbq and booted == sorted(bbq)          # BBQ's runs boot again; BBR's are still restored
+    assert "variant_module" in plan(box, *CONFIG)

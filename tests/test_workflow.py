@@ -1,0 +1,273 @@
+"""The pipeline's wiring, by dry runs (`snakemake -n`) in a copy of the repository's pipeline
+files: the two things a newcomer does first (add an experiment, add a variant), the checks
+that stop a plan whose table and tree disagree, and the content keys that decide what reruns.
+
+No testbed boots. 'Up to date' is simulated: every planned output is created empty, then
+`snakemake --touch --forceall` stamps them in the plan's order and records each job's
+provenance, as a real run does (a content key acts through Snakemake's default rerun trigger
+"set of input files has changed"; with `--rerun-triggers mtime` it would not).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from bbrlab.experiment import experiments, runkey, spec
+from conftest import REPO
+
+PIPELINE = ("Snakefile", "workflow", "config", "mininet", "analysis", "paper", "claims", "kernel", "envs",
+            "profiles", "Vagrantfile")
+# A small plan: three experiments of Ma et al. and one of Kim et al. (built-in BBR, BBQ, BBQ's
+# drain and BBR-E), their papers' claims.
+SMALL = ["--config", "experiments=[ma2019_fig03,ma2019_fig12,ma2019_fig13,kim2019_fig02]",
+         "claims=[ma2019,kim2019]"]
+
+
+def copy_pipeline(root):
+    box = root / "box"
+    box.mkdir()
+    for name in PIPELINE:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, box / name, ignore=shutil.ignore_patterns("__pycache__", "build", "*.o"))
+        else:
+            shutil.copy2(src, box / name)
+    return box
+
+
+def snakemake(box, *args):
+    return subprocess.run([sys.executable, "-m", "snakemake", "--nolock", "--cores", "1", *args], cwd=box,
+                          capture_output=True, text=True, timeout=600)
+
+
+def plan(box, *args) -> dict:
+    """{rule: [first output of each planned job]} of a dry run (which must succeed)."""
+    res = snakemake(box, "-n", *args)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    jobs = {}
+    for rule, output in re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    output: ([^,\n]+)", out, re.M):
+        jobs.setdefault(rule, []).append(output)
+    return jobs
+
+
+def refused(box, *args) -> str:
+    """The error of a dry run that must fail at parse time."""
+    res = snakemake(box, "-n", *args)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out[-3000:]
+    assert "Job stats" not in out
+    return out
+
+
+def make_up_to_date(box, *args):
+    """Every output of the plan present and newer than its inputs, as after a complete run."""
+    res = snakemake(box, "-n", *args)
+    for line in re.findall(r"^    output: (.+)$", res.stdout + res.stderr, re.M):
+        for path in line.split(", "):
+            (box / path).parent.mkdir(parents=True, exist_ok=True)
+            (box / path).touch()
+    res = snakemake(box, "--touch", "--forceall", *args)     # and Snakemake's provenance of each job
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert plan(box, *args) == {}
+
+
+@pytest.fixture
+def box(tmp_path):
+    return copy_pipeline(tmp_path)
+
+
+# ---- a newcomer adds an experiment -----------------------------------------------------------
+
+NEW = "ma2019_fig99"
+
+
+def add_experiment(box, name=NEW):
+    """The files a newcomer writes for a new experiment of an existing paper: spec, figure script,
+    claims row, table row (and the report section's line showing the figure)."""
+    spec_file = box / "mininet" / "specs" / "ma2019" / f"{name}.yaml"
+    spec_file.write_text((box / "mininet" / "specs" / "ma2019" / "ma2019_fig01.yaml").read_text()
+                         .replace("name: ma2019_fig01", f"name: {name}"))
+    script = box / "analysis" / "figures" / "ma2019" / f"{name}.R"
+    shutil.copy(box / "analysis" / "figures" / "ma2019" / "ma2019_fig01.R", script)
+    claims = box / "claims" / "ma2019.csv"
+    first = claims.read_text().splitlines()[1]
+    with claims.open("a") as fh:
+        fh.write(first.replace("ma2019-fig01-long", f"ma2019-{name}").replace(",ma2019_fig01,", f",{name},") + "\n")
+    with (box / "config" / "experiments.csv").open("a") as fh:
+        fh.write(f"{name},ma2019,Fig. 99,quick paper,mininet/specs/ma2019/{name}.yaml,"
+                 f"analysis/figures/ma2019/{name}.R,paper/sections/ma2019.tex\n")
+    return spec_file, script, claims
+
+
+def test_a_new_experiment_is_planned_with_its_runs_figure_and_claims(box):
+    before = len(plan(box)["run"])
+    add_experiment(box)
+    jobs = plan(box, "--config", f"experiments=[ma2019_fig01,{NEW}]", "claims=[ma2019]")
+    runs = [r for r in jobs["run"] if f"/runs/{NEW}/" in r]
+    assert runs == [f"results/quick/runs/{NEW}/base/rep1/run.json"]
+    assert f"results/quick/report/generated/{NEW}.pdf" in jobs["figure"]
+    assert jobs["claims"] == ["results/quick/report/generated/claims_ma2019.tex"]
+    # and in the default plan: one more run and one more figure than the repository's
+    assert len(plan(box)["run"]) == before + 1
+
+
+@pytest.mark.parametrize("which", ["spec", "figure script", "claims file"])
+def test_a_missing_file_of_a_listed_experiment_stops_the_plan(box, which):
+    spec_file, script, claims = add_experiment(box)
+    missing = {"spec": spec_file, "figure script": script, "claims file": claims}[which]
+    missing.unlink()
+    err = refused(box)
+    assert str(missing.relative_to(box)) in err and NEW in err
+
+
+@pytest.mark.parametrize("which", ["spec", "figure script"])
+def test_a_file_the_table_does_not_list_stops_the_plan(box, which):
+    spec_file, script, _ = add_experiment(box)
+    table = box / "config" / "experiments.csv"
+    table.write_text("".join(line for line in table.read_text().splitlines(keepends=True)
+                             if not line.startswith(f"{NEW},")))
+    if which == "figure script":
+        spec_file.unlink()
+    err = refused(box)
+    listed = {"spec": spec_file, "figure script": script}[which]
+    assert f"{listed.relative_to(box)} is not listed in config/experiments.csv" in err
+
+
+def test_a_spec_of_another_name_stops_the_plan(box):
+    spec_file, _, _ = add_experiment(box)
+    spec_file.write_text(spec_file.read_text().replace(f"name: {NEW}", "name: ma2019_fig98"))
+    err = refused(box)
+    assert NEW in err and "ma2019_fig98" in err
+
+
+# ---- a newcomer adds a variant ---------------------------------------------------------------
+
+def test_a_new_variant_is_built_alone_and_reruns_nothing(box):
+    make_up_to_date(box, *SMALL)
+    variants = box / "kernel" / "variants"
+    shutil.copy(variants / "bbq_drain.patch", variants / "zz_drain.patch")
+    (variants / "zz_drain_math.h").write_text("/* the new variant's helpers */\n")
+    registry = box / "mininet" / "bbrlab" / "experiment" / "variants.yaml"
+    registry.write_text(registry.read_text().replace(
+        "\nvariants:\n", "\nvariants:\n  zz_drain:\n    label: ZZ drain\n    params: {}\n", 1))
+    assert plan(box, *SMALL) == {}                      # no other module, no run
+    jobs = plan(box, *SMALL, "--", "build/modules/zz_drain.ko")
+    assert jobs["variant_module"] == ["build/modules/zz_drain.ko"]
+    assert set(jobs) <= {"variant_module", "variant_params"}
+    # a spec may name it at once
+    s = spec.load(box / "mininet" / "specs" / "ma2019" / "ma2019_fig12.yaml", profile="quick")
+    assert s["flows"][0]["cc"] == "bbq_drain"
+
+
+def test_a_changed_variant_parameter_rebuilds_that_module_and_its_runs_only(box):
+    make_up_to_date(box, *SMALL)
+    registry = box / "mininet" / "bbrlab" / "experiment" / "variants.yaml"
+    text = registry.read_text()
+    assert "alpha_us: {default: 3000," in text
+    registry.write_text(text.replace("alpha_us: {default: 3000,", "alpha_us: {default: 3001,"))
+    jobs = plan(box, *SMALL)
+    assert jobs["variant_module"] == ["build/modules/bbq.ko"]
+    assert sorted(jobs["run"]) == ["results/quick/runs/ma2019_fig13/f1_cc=bbq__f2_cc=bbq/rep1/run.json"]
+
+
+# ---- what an edit to a spec reruns -----------------------------------------------------------
+
+FIG03 = "mininet/specs/ma2019/ma2019_fig03.yaml"
+
+
+def edit(box, path, old, new):
+    text = (box / path).read_text()
+    assert old in text
+    (box / path).write_text(text.replace(old, new, 1))
+
+
+def test_a_comment_or_description_in_a_spec_reruns_nothing(box):
+    make_up_to_date(box, *SMALL)
+    (box / FIG03).write_text("# a newcomer's note\n" + (box / FIG03).read_text())
+    assert plan(box, *SMALL) == {}
+    text = (box / FIG03).read_text()
+    (box / FIG03).write_text(re.sub(r"^description: .*$", "description: said another way", text, flags=re.M))
+    assert plan(box, *SMALL) == {}
+
+
+def test_a_changed_sweep_value_reruns_that_point_only(box):
+    make_up_to_date(box, *SMALL)
+    edit(box, FIG03, "bottleneck.rate_mbps: [10, 100, 400]", "bottleneck.rate_mbps: [10, 100, 200]")
+    jobs = plan(box, *SMALL)
+    assert jobs["run"] == ["results/quick/runs/ma2019_fig03/rate_mbps=200/rep1/run.json"]
+    # downstream: that figure and the claims that name the experiment, not Kim et al.'s
+    assert jobs["figure"] == ["results/quick/report/generated/ma2019_fig03.pdf"]
+    assert jobs["claims"] == ["results/quick/report/generated/claims_ma2019.tex"]
+
+
+def test_a_changed_parameter_reruns_that_specs_runs_only(box):
+    make_up_to_date(box, *SMALL)
+    edit(box, FIG03, "    duration_s: 30\n", "    duration_s: 31\n")
+    jobs = plan(box, *SMALL)
+    assert sorted(jobs["run"]) == sorted(f"results/quick/runs/ma2019_fig03/rate_mbps={r}/rep1/run.json"
+                                         for r in (10, 100, 400))
+    assert "variant_module" not in jobs and "kernel" not in jobs
+
+
+# ---- the run key -----------------------------------------------------------------------------
+
+def fig03_jobs(path=REPO / FIG03):
+    return spec.expand(spec.load(path, profile="quick"))
+
+
+def test_run_key_ignores_documentation_and_sees_everything_else():
+    job = fig03_jobs()[0]
+    key = runkey.run_key(job)
+    assert re.fullmatch(r"[0-9a-f]{64}", key)
+    for field, value in (("description", "other words"), ("point_label", "another label"),
+                         ("figure", "Fig. 99"), ("paper", "x"), ("run_key", "0")):
+        assert runkey.run_key(dict(job, **{field: value})) == key, field
+    for field, value in (("seed", job["seed"] + 1), ("duration_s", job["duration_s"] + 1),
+                         ("profile", "paper"), ("clock", "real")):
+        assert runkey.run_key(dict(job, **{field: value})) != key, field
+    flows = [dict(job["flows"][0], label="another label")] + job["flows"][1:]
+    assert runkey.run_key(dict(job, flows=flows)) != key
+    # the fields the runner adds before it records the key in run.json
+    assert runkey.run_key(dict(job, backend="uml", modules=[{"name": "bbq"}])) == key
+    # the order of the keys does not matter
+    assert runkey.run_key(dict(reversed(list(job.items())))) == key
+
+
+def test_points_and_repetitions_have_their_own_keys():
+    keys = [runkey.run_key(j) for e in experiments.of_profile(experiments.load(REPO)[0], "paper")
+            for j in spec.expand(spec.load(REPO / e.spec, profile="paper"))]
+    assert len(keys) == len(set(keys))
+
+
+# ---- figure scripts take their experiment from the pipeline ---------------------------------
+
+@pytest.mark.skipif(not (shutil.which("Rscript") and shutil.which("pdftotext")), reason="needs R and pdftotext")
+def test_a_figure_script_draws_the_experiment_the_pipeline_names(tmp_path):
+    """The figure rule passes the experiment (BBRLAB_EXPERIMENT); a script run by hand falls
+    back to its file name. A renamed copy of Fig. 1's script shows both."""
+    import os
+    sys.path.insert(0, str(REPO / "tests" / "analysis"))
+    import synth_runs
+    tree = synth_runs.make_fig01_tree(tmp_path / "results")
+    analysis = tmp_path / "analysis"
+    shutil.copytree(REPO / "analysis", analysis)
+    registry = tmp_path / "mininet" / "bbrlab" / "experiment"      # the labels come from the registry
+    registry.mkdir(parents=True)
+    shutil.copy(REPO / "mininet" / "bbrlab" / "experiment" / "variants.yaml", registry)
+    script = analysis / "figures" / "ma2019" / "renamed.R"
+    shutil.copy(analysis / "figures" / "ma2019" / "ma2019_fig01.R", script)
+
+    def text(env):
+        out = tmp_path / f"{env or 'none'}.pdf"
+        res = subprocess.run(["Rscript", str(script), str(tree), str(out), "10"], capture_output=True, text=True,
+                             env={k: v for k, v in dict(os.environ, BBRLAB_EXPERIMENT=env).items() if v})
+        assert res.returncode == 0, res.stderr[-2000:]
+        return subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True).stdout
+
+    assert "No valid run" not in text("ma2019_fig01")
+    assert "No valid run of renamed" in text("")

@@ -1,0 +1,100 @@
+# Tidy runs -> figures, claims tables and the report's other tables (R scripts in analysis/).
+
+
+rule figure:
+    """An experiment's figure, by its figure script (config/experiments.csv), from its runs only."""
+    input:
+        runs=lambda wildcards: runs_of(wildcards.experiment),
+        script=lambda wildcards: figure_script(wildcards.experiment),
+    output:
+        f"{GEN}/{{experiment}}.pdf",
+    log:
+        f"{RES}/logs/figure/{{experiment}}.log",
+    shell:
+        f"BBRLAB_EXPERIMENT={{wildcards.experiment}} Rscript {{input.script}} {RES}/runs/{{wildcards.experiment}} "
+        f"{{output}} {config['warmup_s']} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
+
+
+rule claims:
+    """A paper's claims: reproduced values and verdicts as a table (.tex) and for machines (.csv)."""
+    input:
+        runs=claims_runs,
+        claims=lambda wildcards: PAPERS[wildcards.claims].claims,
+        script="analysis/claims.R",
+    output:
+        tex=f"{GEN}/claims_{{claims}}.tex",
+        csv=f"{GEN}/claims_{{claims}}.csv",
+        counts=f"{GEN}/claims_{{claims}}_counts.tex",     # the verdict counts the paper's prose inputs
+    log:
+        f"{RES}/logs/claims_{{claims}}.log",
+    shell:
+        f"Rscript {{input.script}} {{input.claims}} {RES}/runs {{output.tex}} {config['warmup_s']} > {{log}} 2>&1"
+        " || (tail -20 {log}; exit 1)"
+
+
+rule fidelity_table:
+    input:
+        runs=ALL_RUNS,
+        script="analysis/fidelity.R",
+    output:
+        f"{GEN}/fidelity.tex",
+    log:
+        f"{RES}/logs/fidelity.log",
+    shell:
+        f"Rscript {{input.script}} {RES}/runs {{output}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
+
+
+rule testbed_table:
+    input:
+        runs=ALL_RUNS,
+        script="analysis/testbed_table.R",
+    output:
+        f"{GEN}/testbed.tex",
+    log:
+        f"{RES}/logs/testbed.log",
+    shell:
+        f"Rscript {{input.script}} {RES}/runs {{output}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
+
+
+rule point_labels_key:
+    """The content stamp of the point labels (point_labels_stamp)."""
+    output:
+        touch(f"{GEN}/keys/point_labels.{{key}}"),
+    wildcard_constraints:
+        key="[0-9a-f]{16}",
+    log:
+        f"{RES}/logs/keys/point_labels.{{key}}.log",
+    localrule: True
+    shell:
+        "true > {log}"
+
+
+rule point_labels:
+    """The sweep points' human labels as CSV (experiment,point,label), readable without runs."""
+    input:
+        point_labels_stamp(),
+    output:
+        f"{GEN}/point_labels.csv",
+    log:
+        f"{RES}/logs/point_labels.log",
+    params:
+        specs=[spec_path(e) for e in PROFILE_EXPERIMENTS],
+    shell:
+        f"{PY} labels {{params.specs}} --profile {PROFILE} --out {{output}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
+
+
+rule summary_table:
+    """One row per paper (paper/papers.csv; its items from config/experiments.csv): regenerated
+    items, claims per verdict."""
+    input:
+        papers=bbrexperiments.PAPERS,
+        experiments=bbrexperiments.TABLE,
+        generated=FIGURES + CLAIMS_CSV,
+        script="analysis/summary.R",
+    output:
+        f"{GEN}/summary.tex",
+    log:
+        f"{RES}/logs/summary.log",
+    shell:
+        f"Rscript {{input.script}} {GEN} {{output}} {{input.papers}} {{input.experiments}} > {{log}} 2>&1"
+        " || (tail -20 {log}; exit 1)"
