@@ -192,7 +192,7 @@ def test_loss_above_two_percent_in_a_probe_sets_inflight_hi(loss):
 
 def test_shallow_buffer_retransmissions_far_below_bbr_v1(shallow):
     """Four flows, 0.1-BDP buffer: v2 and v3 retransmit at most a quarter of what v1 does (measured
-    2026-11-26: bbr 24 %, bbr2 2.2 %, bbr3 3.1 %; bbr2 without its loss response,
+    2026-11-26: bbr 17-24 %, bbr2 2.2 %, bbr3 2.6-3.1 %; bbr2 without its loss response,
     loss_thresh_bp=10000 beta_pct=100, 14 %, which fails)."""
     print({cc: f"{rate:.2%}" for cc, rate in shallow.items()})
     assert shallow["bbr"] > 0.05, shallow            # the case is one where v1 loses a lot
