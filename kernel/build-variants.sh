@@ -57,8 +57,10 @@ done
 
 # Names first: a misspelt variant is reported before anything else is looked at.
 known=$("$python" "$registry" names) || die "cannot read the variants from mininet/bbrlab/experiment/variants.yaml"
+explicit=1
 if [ ${#names[@]} -eq 0 ]; then
   mapfile -t names <<<"$known"
+  explicit=0
 fi
 for name in "${names[@]}"; do
   grep -qx -- "$name" <<<"$known" ||
@@ -110,6 +112,21 @@ fi
   die "no prepared kernel tree at $kdir (run kernel/build-uml.sh, or pass --kdir)"
 [ -f "$kdir/Module.symvers" ] ||
   die "$kdir has no Module.symvers: build the kernel (or install its headers) first"
+# Variants whose module needs a testbed kernel patch (variants.yaml core_patch) build only
+# against a tree that kernel/build-uml.sh built with it (it keeps its patches in
+# ../src.patches/). Named on the command line they fail; in "every variant" they are skipped.
+built_names=()
+for name in "${names[@]}"; do
+  core=$("$python" "$registry" core-patch "$name") || die "cannot read the variants"
+  if [ -n "$core" ] && [ ! -f "$kdir/../src.patches/$core.patch" ]; then
+    msg="$name needs the kernel patch kernel/patches/$core.patch, which $kdir was not built with (rebuild it with kernel/build-uml.sh)"
+    [ $explicit -eq 1 ] && die "$msg"
+    echo "build-variants: skipping $msg"
+    continue
+  fi
+  built_names+=("$name")
+done
+names=("${built_names[@]}")
 arch=()
 grep -qx 'CONFIG_UML=y' "$kdir/.config" && arch=(ARCH=um)
 release=$(cat "$kdir/include/config/kernel.release" 2>/dev/null || echo unknown)

@@ -12,6 +12,7 @@
 #include "bbr_e_math.h"
 #include "adaptive_bbr_math.h"
 #include "bbr_fca_math.h"
+#include "bbr2_math.h"
 
 /* Constants the tests need to mirror. */
 const u32 h_bw_scale = BW_SCALE, h_bbr_scale = BBR_SCALE;
@@ -118,3 +119,50 @@ u32 h_fca_window_n(u32 n0, int adds)
 }
 
 u32 h_int_sqrt64(u64 x) { return int_sqrt64(x); }
+
+/* bbr2/bbr3 (bbr2_math.h) */
+u32 h_bbr2_bdp(u32 bw, u32 min_rtt, u32 gain) { return bbr2_bdp(bw, min_rtt, gain); }
+int h_bbr2_inflight_too_high(u32 lost, u32 tx_in_flight, u32 thresh_bp)
+{
+	return bbr2_inflight_too_high(lost, tx_in_flight, thresh_bp);
+}
+u32 h_bbr2_inflight_hi_on_loss(u32 tx_in_flight, u32 target, u32 beta_pct)
+{
+	return bbr2_inflight_hi_on_loss(tx_in_flight, target, beta_pct);
+}
+u32 h_bbr2_lower_bound_on_loss(u32 latest, u32 lo, u32 beta_pct)
+{
+	return bbr2_lower_bound_on_loss(latest, lo, beta_pct);
+}
+u32 h_bbr2_inflight_with_headroom(u32 inflight_hi, u32 headroom_pct)
+{
+	return bbr2_inflight_with_headroom(inflight_hi, headroom_pct);
+}
+u32 h_bbr2_probe_rtt_cwnd(u32 bw, u32 min_rtt, u32 gain) { return bbr2_probe_rtt_cwnd(bw, min_rtt, gain); }
+int h_bbr2_time_to_cruise(u32 inflight, u32 inflight_hi, u32 headroom_pct, u32 bdp)
+{
+	return bbr2_time_to_cruise(inflight, inflight_hi, headroom_pct, bdp);
+}
+int h_bbr2_time_to_probe_bw(u64 elapsed, u32 wait, u32 rounds, u32 target, u32 max_rounds)
+{
+	return bbr2_time_to_probe_bw(elapsed, wait, rounds, target, max_rounds);
+}
+int h_bbr2_up_done_v2(u64 elapsed, u32 min_rtt, u32 inflight, u32 inflight_up)
+{
+	return bbr2_up_done_v2(elapsed, min_rtt, inflight, inflight_up);
+}
+int h_bbr2_up_done_v3(int cwnd_limited, u32 cwnd, u32 inflight_hi, int full_bw_now)
+{
+	return bbr2_up_done_v3(cwnd_limited, cwnd, inflight_hi, full_bw_now);
+}
+u32 h_bbr2_probe_up_cnt(u32 cwnd, u32 rounds) { return bbr2_probe_up_cnt(cwnd, rounds); }
+int h_bbr2_bw_still_growing(u32 max_bw, u32 full_bw) { return bbr2_bw_still_growing(max_bw, full_bw); }
+int h_bbr2_startup_high_loss(u32 events, u32 cnt, u32 lost, u32 tx_in_flight, u32 thresh_bp)
+{
+	return bbr2_startup_high_loss(events, cnt, lost, tx_in_flight, thresh_bp);
+}
+u32 h_bbr2_cwnd_cap(int state, u32 inflight_hi, u32 inflight_lo, u32 headroom_pct)
+{
+	return bbr2_cwnd_cap(state, inflight_hi, inflight_lo, headroom_pct);
+}
+int h_bbr2_is_probing_bw(int state) { return bbr2_is_probing_bw(state); }

@@ -16,7 +16,7 @@ GOODPUT_COLUMNS = ["flow", "t_s", "interval_s", "bytes", "goodput_mbps"]
 TCP_COLUMNS = ["flow", "t_s", "cc", "state", "rtt_ms", "rttvar_ms", "min_rtt_ms", "cwnd_pkts",
                "inflight_pkts", "mss_bytes", "pacing_rate_mbps", "delivery_rate_mbps", "bytes_acked",
                "retrans_total", "bbr_bw_mbps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain",
-               "variant_flag", "variant_estimate_mbps"]
+               "variant_flag", "variant_estimate_mbps", "bbr_inflight_hi_pkts"]
 QUEUE_COLUMNS = ["t_s", "backlog_bytes", "backlog_pkts", "sent_bytes", "sent_pkts", "drops", "qdelay_ms"]
 
 U32_MAX = 0xFFFFFFFF
@@ -73,6 +73,23 @@ def goodput_rows(flow: int, samples: list, t0: float) -> list:
                          "bytes": delta, "goodput_mbps": round(delta * 8 / dt / 1e6, 6)})
         prev_t, prev_bytes = t, received
     return rows
+
+
+# bbr2/bbr3 (variants.yaml phase_in_bw): state in bbr_bw_lo's low 3 bits, inflight_hi in
+# bbr_bw_hi (kernel/variants/README.md "What samplers see").
+BBR2_STATES = ("startup", "drain", "probe_bw_down", "probe_bw_cruise", "probe_bw_refill",
+               "probe_bw_up", "probe_rtt")
+
+
+def bbr2_fields(bbr: dict) -> dict:
+    """state, bbr_bw_mbps and bbr_inflight_hi_pkts of a bbr2/bbr3 socket's BBR info."""
+    raw = bbr.get("bw_bytes_per_s") if bbr else None
+    if raw is None:
+        return {}
+    lo, hi = raw & U32_MAX, raw >> 32
+    code = lo & 7
+    return {"state": BBR2_STATES[code] if code < len(BBR2_STATES) else "",
+            "bbr_bw_mbps": _mbps(lo & ~7), "bbr_inflight_hi_pkts": None if hi == U32_MAX else hi}
 
 
 def bbr_state(cc: str, bbr: dict) -> str:
@@ -141,6 +158,8 @@ def tcp_rows(flow: int, samples: list, t0: float) -> list:
             "bbr_min_rtt_ms": _ms(bbr.get("min_rtt_us")) if bbr else None,
             "bbr_pacing_gain": bbr.get("pacing_gain"), "bbr_cwnd_gain": bbr.get("cwnd_gain"),
         })
+        if variants.phase_in_bw(sock.get("cc")):
+            rows[-1].update(bbr2_fields(bbr))
     return rows
 
 

@@ -62,7 +62,7 @@ def _check_entry(path, where: str, entry: dict) -> None:
         raise ValueError(f"{path}: {where}.{field}: {need}")
     if not isinstance(entry.get("label"), str) or not entry["label"]:
         bad("label", "needs the name as the papers write it")
-    for flag in ("bbr_modes", "ns3", "state_in_bw_bit0"):
+    for flag in ("bbr_modes", "ns3", "state_in_bw_bit0", "phase_in_bw"):
         if not isinstance(entry.get(flag, False), bool):
             bad(flag, "must be true or false")
     if entry.get("state_in_bw_bit0"):
@@ -74,6 +74,8 @@ def _check_entry(path, where: str, entry: dict) -> None:
                 bad(field, "only with state_in_bw_bit0: true")
     if not isinstance(entry.get("estimate_while_flagged", ""), str):
         bad("estimate_while_flagged", "must be a text saying what the bandwidth field holds while flagged")
+    if not isinstance(entry.get("core_patch", ""), str):
+        bad("core_patch", "must name a kernel/patches/<name>.patch (without .patch) the module needs")
     counters_ = entry.get("counters", {})
     if not (isinstance(counters_, dict) and all(isinstance(k, str) and isinstance(v, str) and v
                                                 for k, v in counters_.items())):
@@ -135,6 +137,17 @@ def estimate_while_flagged(cc: str):
     return _entry(cc).get("estimate_while_flagged") if state_in_bw_bit0(cc) else None
 
 
+def phase_in_bw(cc: str) -> bool:
+    """Whether cc reports its state in bbr_bw_lo's low 3 bits and inflight_hi in bbr_bw_hi
+    (bbr2, bbr3: kernel/variants/README.md "What samplers see")."""
+    return bool(_entry(cc).get("phase_in_bw", False))
+
+
+def core_patch(cc: str):
+    """The testbed kernel patch (kernel/patches/<name>.patch) cc's module needs, or None."""
+    return _entry(cc).get("core_patch")
+
+
 def counters(cc: str) -> dict:
     """{read-only module parameter: what it counts} for cc's module: connections that did
     not run the variant (fidelity.py's variant_state check wants each to be 0); {} for
@@ -193,7 +206,8 @@ def c_header(variant: str) -> str:
 
 def main(argv) -> int:
     """The script's command line (argv without the program name): `names` prints one variant a
-    line, `header NAME` writes NAME_params.h (c_header) to stdout. Returns the exit status: 0,
+    line, `header NAME` writes NAME_params.h (c_header) to stdout, `core-patch NAME` prints the
+    kernel patch NAME's module needs (an empty line for none). Returns the exit status: 0,
     1 for an unknown variant (named on stderr), 2 with the usage for anything else."""
     if argv[:1] == ["names"] and len(argv) == 1:
         print("\n".join(names()))
@@ -205,7 +219,10 @@ def main(argv) -> int:
             print(f"variants.py: {err.args[0]}", file=sys.stderr)
             return 1
         return 0
-    print("usage: variants.py names | header NAME", file=sys.stderr)
+    if argv[:1] == ["core-patch"] and len(argv) == 2:
+        print(core_patch(argv[1]) or "")
+        return 0
+    print("usage: variants.py names | header NAME | core-patch NAME", file=sys.stderr)
     return 2
 
 

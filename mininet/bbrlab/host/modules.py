@@ -64,13 +64,39 @@ def native_dir() -> pathlib.Path:
     return MODULES_DIR / os.uname().release
 
 
-def build(names: list) -> pathlib.Path:
+def kernel_tree(kernel=None):
+    """The kernel/build-uml.sh output directory of a UML kernel binary (its parent, which
+    holds src/), or None for the default testbed kernel (build/kernel, modules in build/modules).
+    Modules for another kernel tree are built against its src/ into its modules/."""
+    if kernel is None:
+        return None
+    tree = pathlib.Path(kernel).resolve().parent
+    if tree == (REPO / "build" / "kernel").resolve() or not (tree / "src").is_dir():
+        return None
+    return tree
+
+
+def check_core_patches(names: list, tree=None):
+    """Refuse variants whose module needs a kernel patch (variants.yaml core_patch) that the
+    testbed kernel tree was not built with (build-uml.sh keeps its patches in src.patches/)."""
+    tree = tree or REPO / "build" / "kernel"
+    for n in names:
+        patch = registry.core_patch(n)
+        if patch and not (tree / "src.patches" / f"{patch}.patch").is_file():
+            raise ModuleError(
+                f"{n} needs the testbed kernel patch kernel/patches/{patch}.patch, which the kernel in "
+                f"{tree} was not built with: rebuild it with kernel/build-uml.sh {tree}")
+
+
+def build(names: list, tree=None) -> pathlib.Path:
     """Build (or find up to date) the testbed modules; returns their directory."""
-    res = subprocess.run([str(BUILD_SCRIPT), *names], capture_output=True, text=True)
+    check_core_patches(names, tree)
+    args = ["--kdir", str(tree / "src"), "--out", str(tree / "modules")] if tree else []
+    res = subprocess.run([str(BUILD_SCRIPT), *args, *names], capture_output=True, text=True)
     if res.returncode != 0:
         tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-30:])
         raise ModuleError(f"cannot build the variant module(s) {', '.join(names)} for the testbed:\n{tail}")
-    return MODULES_DIR
+    return tree / "modules" if tree else MODULES_DIR
 
 
 def find_native(names: list) -> pathlib.Path:
@@ -85,15 +111,23 @@ def find_native(names: list) -> pathlib.Path:
     return directory
 
 
-def for_job(job: dict, backend: str) -> list:
+def for_job(job: dict, backend: str, kernel=None) -> list:
     """[{"name", "path", "params"}] of the variants a run uses, ready for driver.load_modules():
-    built for the testbed kernel (backend "uml") or found for this host's (any other: "native").
+    built for the testbed kernel (backend "uml"; `kernel`: the UML kernel binary the run boots,
+    the modules are built against its tree) or found for this host's (any other: "native").
     The backends' Backend.modules call it; ns-3 has none (its program has the variants compiled
-    in, backends/ns3/bbr_variants.h, and gets their parameters in raw/ns3.conf)."""
+    in, backends/ns3/bbr_variants.h, and gets their parameters in raw/ns3.conf). Variants whose
+    module needs a testbed kernel patch (variants.yaml core_patch) are refused on "native"."""
     names = needed([job])
+    if backend == "native":
+        patched = [n for n in names if registry.core_patch(n)]
+        if patched:
+            raise ModuleError(f"{', '.join(patched)} need(s) the testbed kernel's own TCP patch "
+                              f"(kernel/patches/{registry.core_patch(patched[0])}.patch), which a stock "
+                              "kernel lacks: run with --backend uml")
     if not names:
         return []
-    directory = build(names) if backend == "uml" else find_native(names)
+    directory = build(names, kernel_tree(kernel)) if backend == "uml" else find_native(names)
     return [{"name": n, "path": str((directory / f"{n}.ko").resolve()), "params": params_of(job, n)}
             for n in names]
 

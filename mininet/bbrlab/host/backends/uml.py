@@ -110,7 +110,7 @@ class UmlBackend(Backend):
 
     def modules(self, job: dict) -> list:
         """The run's variant modules, built for the testbed kernel (kernel/build-variants.sh)."""
-        return modules.for_job(job, "uml")
+        return modules.for_job(job, "uml", self.kernel)
 
     def guest_options(self) -> dict:
         """The kernel is the run's own: offloads by ioctl, Open vSwitch started in the guest, no

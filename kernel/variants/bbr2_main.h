@@ -1,0 +1,959 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* bbr2/bbr3: the congestion control itself (kernel only). The algorithm is
+ * explained at the top of the patched tcp_bbr.c (kernel/variants/bbr2.patch,
+ * bbr3.patch), which defines BBR2_NAME and includes its <name>_params.h and
+ * this file. Section names below are the drafts' (v2 draft:
+ * draft-cardwell-iccrg-bbr-congestion-control-02; v3 draft:
+ * draft-ietf-ccwg-bbr); functions carry the name of the drafts' pseudocode
+ * routine they implement.
+ *
+ * Needs the testbed kernel's rate-sample fields rs->tx_in_flight and
+ * rs->lost (kernel/patches/10-tcp-rate-tx-in-flight.patch).
+ */
+#include "bbr2_math.h"
+
+/* The v3 draft's ACK phases (how the ACK stream relates to bw probing). */
+enum bbr2_ack_phase {
+	BBR2_ACKS_INIT,
+	BBR2_ACKS_REFILLING,
+	BBR2_ACKS_PROBE_STARTING,
+	BBR2_ACKS_PROBE_FEEDBACK,
+	BBR2_ACKS_PROBE_STOPPING,
+};
+
+struct bbr2 {
+	u32 min_rtt_us;			/* BBR.min_rtt */
+	u32 min_rtt_stamp;		/* jiffies */
+	u32 probe_rtt_min_us;		/* BBR.probe_rtt_min_delay */
+	u32 probe_rtt_min_stamp;	/* jiffies */
+	u32 probe_rtt_done_stamp;	/* jiffies, 0: not yet at the ProbeRTT cwnd */
+	u32 next_rtt_delivered;		/* BBR.next_round_delivered */
+	u32 loss_round_delivered;	/* end of the loss-counting round */
+	u32 cycle_stamp;		/* BBR.cycle_stamp, low 32 bits of tcp_mstamp (us) */
+	u32 ack_epoch_stamp;		/* start of ACK-aggregation epoch, low 32 bits (us) */
+	u32 bw_hi[2];			/* max bw filter: previous and current cycle */
+	u32 bw_lo;			/* BBR.bw_lo */
+	u32 bw_latest;			/* BBR.bw_latest */
+	u32 inflight_hi;		/* BBR.inflight_hi */
+	u32 inflight_lo;		/* BBR.inflight_lo */
+	u32 inflight_latest;		/* BBR.inflight_latest */
+	u32 full_bw;			/* BBR.full_bw */
+	u32 prior_cwnd;			/* BBR.prior_cwnd */
+	u32 probe_up_cnt;		/* BBR.probe_up_cnt */
+	u32 probe_up_acks;		/* BBR.bw_probe_up_acks */
+	u32 probe_wait_us;		/* BBR.bw_probe_wait */
+	u16 extra_acked[2];		/* BBR.extra_acked filter, packets */
+	u32 state:3,			/* enum bbr2_state */
+	    prev_ca_state:3,
+	    round_start:1,
+	    filled_pipe:1,
+	    full_bw_cnt:2,
+	    full_bw_now:1,
+	    idle_restart:1,
+	    probe_rtt_round_done:1,
+	    packet_conservation:1,
+	    bw_probe_samples:1,
+	    loss_round_start:1,
+	    loss_in_round:1,
+	    loss_events_in_round:4,
+	    ack_phase:3,
+	    probe_up_rounds:5;
+	u32 pacing_gain:10,
+	    cwnd_gain:10,
+	    rounds_since_probe:6,	/* capped at 63 (bbr2_max_probe_rounds) */
+	    extra_acked_win_rtts:5,
+	    extra_acked_win_idx:1;
+	u32 ack_epoch_acked;		/* packets ACKed in the epoch */
+};
+
+/* Constants the drafts fix (both versions). */
+static const u32 bbr2_drain_gain = BBR_UNIT * 1000 / 2885;	/* BBRDrainPacingGain ~0.35 */
+static const u32 bbr2_default_cwnd_gain = BBR_UNIT * 2;	/* BBRDefaultCwndGain */
+static const u32 bbr2_up_pacing_gain = BBR_UNIT * 5 / 4;	/* ProbeBW_UP */
+static const u32 bbr2_min_rtt_win_sec = 10;			/* MinRTTFilterLen */
+static const u32 bbr2_probe_rtt_win_ms = 5000;			/* ProbeRTTInterval */
+static const u32 bbr2_probe_rtt_ms = 200;			/* ProbeRTTDuration */
+static const u32 bbr2_max_probe_rounds = 63;			/* Reno coexistence cap */
+static const u32 bbr2_probe_wait_base_us = 2 * USEC_PER_SEC;	/* BBRPickProbeWait */
+static const u32 bbr2_probe_wait_rand_us = 1 * USEC_PER_SEC;
+static const u32 bbr2_extra_acked_win = 10;			/* rounds (two windows of 5) */
+static const u32 bbr2_extra_acked_max_us = 100 * 1000;
+static const int bbr2_pacing_margin_pct = 1;			/* pace 1 % below bw */
+static const u32 bbr2_min_tso_rate = 1200000;
+
+#define P(name) READ_ONCE(name.val)
+static u32 pct_gain(u32 pct) { return pct * BBR_UNIT / 100; }
+
+static u32 bbr2_max_bw(const struct bbr2 *b) { return max(b->bw_hi[0], b->bw_hi[1]); }
+
+/* BBRBoundBWForModel(): BBR.bw = min(BBR.max_bw, BBR.bw_lo). */
+static u32 bbr2_bw(const struct bbr2 *b) { return min(bbr2_max_bw(b), b->bw_lo); }
+
+static bool bbr2_in_probe_bw(const struct bbr2 *b)
+{
+	return b->state >= BBR2_PROBE_BW_DOWN && b->state <= BBR2_PROBE_BW_UP;
+}
+
+static u64 bbr2_rate_bytes_per_sec(struct sock *sk, u64 rate, int gain)
+{
+	rate *= tcp_sk(sk)->mss_cache;
+	rate *= gain;
+	rate >>= BBR_SCALE;
+	rate *= USEC_PER_SEC / 100 * (100 - bbr2_pacing_margin_pct);
+	return rate >> BW_SCALE;
+}
+
+static unsigned long bbr2_pacing_rate(struct sock *sk, u32 bw, int gain)
+{
+	return min_t(u64, bbr2_rate_bytes_per_sec(sk, bw, gain), sk->sk_max_pacing_rate);
+}
+
+/* BBRSetPacingRateWithGain(): never lower the rate before the pipe is full. */
+static void bbr2_set_pacing_rate(struct sock *sk, u32 bw, int gain)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	unsigned long rate = bbr2_pacing_rate(sk, bw, gain);
+
+	if (b->filled_pipe || rate > sk->sk_pacing_rate)
+		sk->sk_pacing_rate = rate;
+}
+
+/* BBRInitPacingRate(): startup gain times InitialCwnd / SRTT (1 ms if none). */
+static void bbr2_init_pacing_rate(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 rtt_us = tp->srtt_us ? max(tp->srtt_us >> 3, 1U) : USEC_PER_MSEC;
+	u64 bw = (u64)tcp_snd_cwnd(tp) * BW_UNIT;
+
+	do_div(bw, rtt_us);
+	sk->sk_pacing_rate = bbr2_pacing_rate(sk, (u32)bw, pct_gain(P(startup_pacing_gain_pct)));
+}
+
+static u32 bbr2_min_tso_segs(struct sock *sk)
+{
+	return sk->sk_pacing_rate < (bbr2_min_tso_rate >> 3) ? 1 : 2;
+}
+
+/* BBRSetSendQuantum(), in TSO segments (as Linux's tcp_bbr.c). */
+static u32 bbr2_tso_segs(struct sock *sk)
+{
+	u32 bytes = min_t(unsigned long, sk->sk_pacing_rate >> READ_ONCE(sk->sk_pacing_shift),
+			  GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
+
+	return min(max_t(u32, bytes / tcp_sk(sk)->mss_cache, bbr2_min_tso_segs(sk)), 0x7FU);
+}
+
+/* BBRQuantizationBudget(): at least 3 send quanta and BBRMinPipeCwnd; two
+ * more packets in ProbeBW_UP.
+ */
+static u32 bbr2_quantization_budget(struct sock *sk, u32 inflight)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	inflight = max(inflight, 3 * bbr2_tso_segs(sk));
+	inflight = max_t(u32, inflight, BBR2_MIN_PIPE_CWND);
+	if (b->state == BBR2_PROBE_BW_UP)
+		inflight += 2;
+	return inflight;
+}
+
+/* BBRInflight(bw, gain). */
+static u32 bbr2_inflight(struct sock *sk, u32 bw, u32 gain)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	if (b->min_rtt_us == ~0U)
+		return TCP_INIT_CWND;
+	return bbr2_quantization_budget(sk, bbr2_bdp(bw, b->min_rtt_us, gain));
+}
+
+/* BBRTargetInflight(): min(BBR.bdp, cwnd). */
+static u32 bbr2_target_inflight(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	u32 bdp = b->min_rtt_us == ~0U ? TCP_INIT_CWND :
+		  bbr2_bdp(bbr2_bw(b), b->min_rtt_us, BBR_UNIT);
+
+	return min(bdp, tcp_snd_cwnd(tcp_sk(sk)));
+}
+
+static void bbr2_set_gains(struct bbr2 *b, u32 pacing, u32 cwnd)
+{
+	b->pacing_gain = min_t(u32, pacing, 1023);
+	b->cwnd_gain = min_t(u32, cwnd, 1023);
+}
+
+/* BBRStartRound(). */
+static void bbr2_start_round(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	b->next_rtt_delivered = tcp_sk(sk)->delivered;
+}
+
+/* BBRResetFullBW() (v3 draft). */
+static void bbr2_reset_full_bw(struct bbr2 *b)
+{
+	b->full_bw = 0;
+	b->full_bw_cnt = 0;
+	b->full_bw_now = 0;
+}
+
+/* BBRResetCongestionSignals(). */
+static void bbr2_reset_congestion_signals(struct bbr2 *b)
+{
+	b->loss_in_round = 0;
+	b->bw_latest = 0;
+	b->inflight_latest = 0;
+}
+
+/* BBRResetLowerBounds(). */
+static void bbr2_reset_lower_bounds(struct bbr2 *b)
+{
+	b->bw_lo = BBR2_INF;
+	b->inflight_lo = BBR2_INF;
+}
+
+/* BBRRaiseInflightHiSlope(). */
+static void bbr2_raise_inflight_hi_slope(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	b->probe_up_cnt = bbr2_probe_up_cnt(tcp_snd_cwnd(tcp_sk(sk)), b->probe_up_rounds);
+	b->probe_up_rounds = min_t(u32, b->probe_up_rounds + 1, 30);
+}
+
+/* BBRPickProbeWait(): 0 or 1 extra rounds; 2 to 3 s of wall clock. */
+static void bbr2_pick_probe_wait(struct bbr2 *b)
+{
+	b->rounds_since_probe = get_random_u32_below(2);
+	b->probe_wait_us = bbr2_probe_wait_base_us + get_random_u32_below(bbr2_probe_wait_rand_us);
+}
+
+static u64 bbr2_elapsed_in_phase(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	return (u32)((u32)tcp_sk(sk)->tcp_mstamp - b->cycle_stamp);
+}
+
+/* ProbeBW's phases: "ProbeBW Algorithm Details" of both drafts. */
+static void bbr2_start_probe_bw_down(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	bbr2_reset_congestion_signals(b);
+	b->probe_up_cnt = BBR2_INF;
+	bbr2_pick_probe_wait(b);
+	b->cycle_stamp = (u32)tcp_sk(sk)->tcp_mstamp;
+	b->ack_phase = BBR2_ACKS_PROBE_STOPPING;
+	bbr2_start_round(sk);
+	b->state = BBR2_PROBE_BW_DOWN;
+	bbr2_set_gains(b, pct_gain(P(down_gain_pct)), bbr2_default_cwnd_gain);
+}
+
+static void bbr2_start_probe_bw_cruise(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	b->state = BBR2_PROBE_BW_CRUISE;
+	bbr2_set_gains(b, BBR_UNIT, bbr2_default_cwnd_gain);
+}
+
+static void bbr2_start_probe_bw_refill(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	bbr2_reset_lower_bounds(b);
+	b->probe_up_rounds = 0;
+	b->probe_up_acks = 0;
+	b->ack_phase = BBR2_ACKS_REFILLING;
+	bbr2_start_round(sk);
+	b->state = BBR2_PROBE_BW_REFILL;
+	bbr2_set_gains(b, BBR_UNIT, bbr2_default_cwnd_gain);
+}
+
+static void bbr2_start_probe_bw_up(struct sock *sk, u32 sample_bw)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	b->ack_phase = BBR2_ACKS_PROBE_STARTING;
+	bbr2_start_round(sk);
+	if (P(version) >= 3) {		/* v3 draft: full-bw detection in UP */
+		bbr2_reset_full_bw(b);
+		b->full_bw = sample_bw;
+	}
+	b->cycle_stamp = (u32)tcp_sk(sk)->tcp_mstamp;
+	b->state = BBR2_PROBE_BW_UP;
+	bbr2_set_gains(b, bbr2_up_pacing_gain, pct_gain(P(up_cwnd_gain_pct)));
+	bbr2_raise_inflight_hi_slope(sk);
+}
+
+/* BBREnterProbeBW(). */
+static void bbr2_enter_probe_bw(struct sock *sk)
+{
+	bbr2_start_probe_bw_down(sk);
+}
+
+static void bbr2_enter_startup(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	b->state = BBR2_STARTUP;
+	bbr2_set_gains(b, pct_gain(P(startup_pacing_gain_pct)),
+		       pct_gain(P(startup_cwnd_gain_pct)));
+}
+
+/* BBRSaveCwnd() / BBRRestoreCwnd(). */
+static void bbr2_save_cwnd(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (b->prev_ca_state < TCP_CA_Recovery && b->state != BBR2_PROBE_RTT)
+		b->prior_cwnd = tcp_snd_cwnd(tp);
+	else
+		b->prior_cwnd = max(b->prior_cwnd, tcp_snd_cwnd(tp));
+}
+
+static void bbr2_restore_cwnd(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	tcp_snd_cwnd_set(tp, max(tcp_snd_cwnd(tp), b->prior_cwnd));
+}
+
+/* BBRUpdateRound() and BBRUpdateMaxBw() ("Updating the BBR.max_bw Max
+ * Filter"): the filter keeps the max of the current and the previous ProbeBW
+ * cycle (BBR.MaxBwFilterLen = 2 cycles).
+ */
+static void bbr2_update_round_and_max_bw(struct sock *sk, const struct rate_sample *rs,
+					 u32 sample_bw)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	b->round_start = 0;
+	if (rs->delivered < 0 || rs->interval_us <= 0)
+		return;
+	if (!before(rs->prior_delivered, b->next_rtt_delivered)) {
+		b->next_rtt_delivered = tp->delivered;
+		b->round_start = 1;
+		if (b->rounds_since_probe < bbr2_max_probe_rounds)
+			b->rounds_since_probe++;
+	}
+	if (sample_bw >= bbr2_max_bw(b) || !rs->is_app_limited)
+		b->bw_hi[1] = max(b->bw_hi[1], sample_bw);
+}
+
+/* BBRAdvanceMaxBwFilter(). */
+static void bbr2_advance_max_bw_filter(struct bbr2 *b)
+{
+	b->bw_hi[0] = b->bw_hi[1];
+	b->bw_hi[1] = 0;
+}
+
+/* BBRUpdateLatestDeliverySignals(). */
+static void bbr2_update_latest_delivery_signals(struct sock *sk, const struct rate_sample *rs,
+						u32 sample_bw)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	b->loss_round_start = 0;
+	if (rs->interval_us <= 0 || !rs->acked_sacked)
+		return;
+	b->bw_latest = max(b->bw_latest, sample_bw);
+	b->inflight_latest = max_t(u32, b->inflight_latest, rs->delivered);
+	if (!before(rs->prior_delivered, b->loss_round_delivered)) {
+		b->loss_round_delivered = tcp_sk(sk)->delivered;
+		b->loss_round_start = 1;
+	}
+}
+
+/* BBRAdvanceLatestDeliverySignals(). */
+static void bbr2_advance_latest_delivery_signals(struct sock *sk, const struct rate_sample *rs,
+						 u32 sample_bw)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	if (b->loss_round_start) {
+		b->bw_latest = sample_bw;
+		b->inflight_latest = max_t(s32, rs->delivered, 0);
+	}
+}
+
+/* BBRUpdateCongestionSignals() with BBRAdaptLowerBoundsFromCongestion(),
+ * BBRInitLowerBounds() and BBRLossLowerBounds(): once per round trip with
+ * loss, outside bandwidth probing, bw_lo and inflight_lo are cut to
+ * max(latest, beta * bound).
+ */
+static void bbr2_update_congestion_signals(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	u32 beta = P(beta_pct);
+
+	if (rs->losses > 0) {
+		b->loss_in_round = 1;
+		if (b->loss_events_in_round < 15)
+			b->loss_events_in_round++;
+	}
+	if (!b->loss_round_start)
+		return;
+	if (!bbr2_is_probing_bw(b->state) && b->loss_in_round) {
+		if (b->bw_lo == BBR2_INF)
+			b->bw_lo = bbr2_max_bw(b);
+		if (b->inflight_lo == BBR2_INF)
+			b->inflight_lo = tcp_snd_cwnd(tcp_sk(sk));
+		b->bw_lo = bbr2_lower_bound_on_loss(b->bw_latest, b->bw_lo, beta);
+		b->inflight_lo = bbr2_lower_bound_on_loss(b->inflight_latest, b->inflight_lo, beta);
+	}
+}
+
+/* BBRUpdateACKAggregation(): data ACKed beyond bw * interval in an epoch,
+ * max over the last 5-10 round trips, capped at 100 ms of bw and at cwnd.
+ */
+static void bbr2_update_ack_aggregation(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 epoch_us, expected, extra;
+
+	if (rs->acked_sacked <= 0 || rs->delivered < 0 || rs->interval_us <= 0)
+		return;
+	if (b->round_start) {
+		b->extra_acked_win_rtts = min(0x1FU, b->extra_acked_win_rtts + 1U);
+		if (b->extra_acked_win_rtts >= bbr2_extra_acked_win / 2) {
+			b->extra_acked_win_rtts = 0;
+			b->extra_acked_win_idx ^= 1;
+			b->extra_acked[b->extra_acked_win_idx] = 0;
+		}
+	}
+	epoch_us = (u32)tp->delivered_mstamp - b->ack_epoch_stamp;
+	expected = (u32)(((u64)bbr2_bw(b) * epoch_us) >> BW_SCALE);
+	if (b->ack_epoch_acked <= expected || b->ack_epoch_acked + rs->acked_sacked >= (1U << 20)) {
+		b->ack_epoch_acked = 0;
+		b->ack_epoch_stamp = (u32)tp->delivered_mstamp;
+		expected = 0;
+	}
+	b->ack_epoch_acked += rs->acked_sacked;
+	extra = b->ack_epoch_acked - expected;
+	extra = min(extra, tcp_snd_cwnd(tp));
+	if (extra > b->extra_acked[b->extra_acked_win_idx])
+		b->extra_acked[b->extra_acked_win_idx] = min_t(u32, extra, 0xFFFF);
+}
+
+static u32 bbr2_extra_acked(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);
+
+	if (!b->filled_pipe)
+		return 0;
+	return min_t(u32, max(b->extra_acked[0], b->extra_acked[1]), cap);
+}
+
+/* BBRCheckFullBWReached() / BBRCheckStartupFullBandwidth(). The v2 draft
+ * compares BBR.max_bw and runs only until the pipe is filled; the v3 draft
+ * compares the delivery rate and keeps BBR.full_bw_now up to date, which
+ * ends ProbeBW_UP (BBRCheckTimeToGoDown()).
+ */
+static void bbr2_check_full_bw(struct sock *sk, const struct rate_sample *rs, u32 sample_bw)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	bool v3 = P(version) >= 3;
+	u32 bw = v3 ? sample_bw : bbr2_max_bw(b);
+
+	if (v3 ? b->full_bw_now : b->filled_pipe)
+		return;
+	if (!b->round_start || rs->is_app_limited)
+		return;
+	if (bbr2_bw_still_growing(bw, b->full_bw)) {
+		bbr2_reset_full_bw(b);
+		b->full_bw = bw;
+		return;
+	}
+	if (b->full_bw_cnt < 3)
+		b->full_bw_cnt++;
+	b->full_bw_now = b->full_bw_cnt >= 3;
+	if (b->full_bw_now)
+		b->filled_pipe = 1;
+}
+
+/* BBRCheckStartupHighLoss() (v2 draft 4.3.1.3): at the end of a round trip
+ * in fast recovery with at least full_loss_cnt loss events (ACKs that marked
+ * packets lost, standing for the draft's discontiguous lost ranges) and a
+ * too-high loss rate, the pipe is full; inflight_hi = max(BDP,
+ * inflight_latest) (v3 draft).
+ */
+static void bbr2_check_startup_high_loss(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	if (b->filled_pipe || b->state != BBR2_STARTUP || !b->loss_round_start ||
+	    inet_csk(sk)->icsk_ca_state != TCP_CA_Recovery)
+		return;
+	if (bbr2_startup_high_loss(b->loss_events_in_round, P(full_loss_cnt), rs->lost,
+				   rs->tx_in_flight, P(loss_thresh_bp))) {
+		b->filled_pipe = 1;
+		b->inflight_hi = max(bbr2_bdp(bbr2_max_bw(b), b->min_rtt_us, BBR_UNIT),
+				     b->inflight_latest);
+	}
+}
+
+/* BBRCheckStartupDone() and BBRCheckDrainDone(). */
+static void bbr2_check_startup_and_drain(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	if (b->state == BBR2_STARTUP && b->filled_pipe) {
+		b->state = BBR2_DRAIN;		/* BBREnterDrain() */
+		bbr2_set_gains(b, bbr2_drain_gain, pct_gain(P(startup_cwnd_gain_pct)));
+	}
+	if (b->state == BBR2_DRAIN &&
+	    tcp_packets_in_flight(tcp_sk(sk)) <= bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT))
+		bbr2_enter_probe_bw(sk);
+}
+
+/* BBRHandleInflightTooHigh(). */
+static void bbr2_handle_inflight_too_high(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	b->bw_probe_samples = 0;
+	if (!rs->is_app_limited)
+		b->inflight_hi = bbr2_inflight_hi_on_loss(rs->tx_in_flight,
+							  bbr2_target_inflight(sk), P(beta_pct));
+	if (b->state == BBR2_PROBE_BW_UP)
+		bbr2_start_probe_bw_down(sk);
+}
+
+/* BBRProbeInflightHiUpward() (v2 draft 4.3.3.6): inflight_hi grows only
+ * while the flow is cwnd-limited with cwnd at inflight_hi.
+ */
+static void bbr2_probe_inflight_hi_upward(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 delta;
+
+	if (!tcp_is_cwnd_limited(sk) || tcp_snd_cwnd(tp) < b->inflight_hi) {
+		b->probe_up_acks = 0;
+		return;
+	}
+	b->probe_up_acks += rs->acked_sacked;
+	if (b->probe_up_acks >= b->probe_up_cnt) {
+		delta = b->probe_up_acks / b->probe_up_cnt;
+		b->probe_up_acks -= delta * b->probe_up_cnt;
+		b->inflight_hi = min_t(u64, (u64)b->inflight_hi + delta, BBR2_INF - 1);
+	}
+	if (b->round_start)
+		bbr2_raise_inflight_hi_slope(sk);
+}
+
+/* BBRAdaptUpperBounds() with BBRCheckInflightTooHigh(). */
+static void bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	if (b->ack_phase == BBR2_ACKS_PROBE_STARTING && b->round_start)
+		b->ack_phase = BBR2_ACKS_PROBE_FEEDBACK;
+	if (b->ack_phase == BBR2_ACKS_PROBE_STOPPING && b->round_start) {
+		b->bw_probe_samples = 0;
+		b->ack_phase = BBR2_ACKS_INIT;
+		if (bbr2_in_probe_bw(b) && !rs->is_app_limited)
+			bbr2_advance_max_bw_filter(b);
+	}
+	if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight, P(loss_thresh_bp))) {
+		if (b->bw_probe_samples)
+			bbr2_handle_inflight_too_high(sk, rs);
+		return;
+	}
+	if (b->inflight_hi == BBR2_INF)
+		return;
+	if (rs->tx_in_flight > b->inflight_hi)
+		b->inflight_hi = rs->tx_in_flight;
+	if (b->state == BBR2_PROBE_BW_UP)
+		bbr2_probe_inflight_hi_upward(sk, rs);
+}
+
+/* BBRCheckTimeToProbeBW(). */
+static bool bbr2_check_time_to_probe_bw(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	if (bbr2_time_to_probe_bw(bbr2_elapsed_in_phase(sk), b->probe_wait_us,
+				  b->rounds_since_probe, bbr2_target_inflight(sk),
+				  bbr2_max_probe_rounds)) {
+		bbr2_start_probe_bw_refill(sk);
+		return true;
+	}
+	return false;
+}
+
+/* BBRUpdateProbeBWCyclePhase(). */
+static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_sample *rs,
+					     u32 sample_bw)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 inflight = tcp_packets_in_flight(tp);
+	int go;
+
+	if (!b->filled_pipe)
+		return;
+	bbr2_adapt_upper_bounds(sk, rs);
+	if (!bbr2_in_probe_bw(b))
+		return;
+	switch (b->state) {
+	case BBR2_PROBE_BW_DOWN:
+		if (bbr2_check_time_to_probe_bw(sk))
+			return;
+		if (bbr2_time_to_cruise(inflight, b->inflight_hi, P(headroom_pct),
+					bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT)))
+			bbr2_start_probe_bw_cruise(sk);
+		break;
+	case BBR2_PROBE_BW_CRUISE:
+		bbr2_check_time_to_probe_bw(sk);
+		break;
+	case BBR2_PROBE_BW_REFILL:
+		if (b->round_start) {
+			b->bw_probe_samples = 1;
+			bbr2_start_probe_bw_up(sk, sample_bw);
+		}
+		break;
+	case BBR2_PROBE_BW_UP:
+		if (P(version) >= 3) {
+			go = bbr2_up_done_v3(tcp_is_cwnd_limited(sk), tcp_snd_cwnd(tp),
+					     b->inflight_hi, b->full_bw_now);
+			if (go < 0) {
+				bbr2_reset_full_bw(b);
+				b->full_bw = sample_bw;
+			}
+		} else {
+			go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), b->min_rtt_us, inflight,
+					     bbr2_inflight(sk, bbr2_max_bw(b), bbr2_up_pacing_gain));
+		}
+		if (go > 0)
+			bbr2_start_probe_bw_down(sk);
+		break;
+	default:
+		break;
+	}
+}
+
+/* BBRUpdateMinRTT(): probe_rtt_min_delay over ProbeRTTInterval (5 s);
+ * min_rtt over MinRTTFilterLen (10 s).
+ */
+static bool bbr2_update_min_rtt(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	bool probe_rtt_expired = after(tcp_jiffies32, b->probe_rtt_min_stamp +
+				       msecs_to_jiffies(bbr2_probe_rtt_win_ms));
+
+	if (rs->rtt_us >= 0 && (rs->rtt_us < b->probe_rtt_min_us || probe_rtt_expired)) {
+		b->probe_rtt_min_us = rs->rtt_us;
+		b->probe_rtt_min_stamp = tcp_jiffies32;
+	}
+	if (b->probe_rtt_min_us < b->min_rtt_us ||
+	    after(tcp_jiffies32, b->min_rtt_stamp + bbr2_min_rtt_win_sec * HZ)) {
+		b->min_rtt_us = b->probe_rtt_min_us;
+		b->min_rtt_stamp = b->probe_rtt_min_stamp;
+	}
+	return probe_rtt_expired;
+}
+
+/* BBRExitProbeRTT(). */
+static void bbr2_exit_probe_rtt(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	bbr2_reset_lower_bounds(b);
+	if (b->filled_pipe) {
+		bbr2_start_probe_bw_down(sk);
+		bbr2_start_probe_bw_cruise(sk);
+	} else {
+		bbr2_enter_startup(sk);
+	}
+}
+
+/* BBRCheckProbeRTTDone(). */
+static void bbr2_check_probe_rtt_done(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	if (!(b->probe_rtt_done_stamp && after(tcp_jiffies32, b->probe_rtt_done_stamp)))
+		return;
+	b->probe_rtt_min_stamp = tcp_jiffies32;	/* schedule the next ProbeRTT */
+	bbr2_restore_cwnd(sk);
+	bbr2_exit_probe_rtt(sk);
+}
+
+/* BBRCheckProbeRTT() with BBREnterProbeRTT() and BBRHandleProbeRTT(). */
+static void bbr2_check_probe_rtt(struct sock *sk, const struct rate_sample *rs,
+				 bool probe_rtt_expired)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (b->state != BBR2_PROBE_RTT && probe_rtt_expired && !b->idle_restart) {
+		bbr2_save_cwnd(sk);
+		b->state = BBR2_PROBE_RTT;
+		bbr2_set_gains(b, BBR_UNIT, pct_gain(P(probe_rtt_cwnd_gain_pct)));
+		b->probe_rtt_done_stamp = 0;
+		b->ack_phase = BBR2_ACKS_PROBE_STOPPING;
+		bbr2_start_round(sk);
+	}
+	if (b->state == BBR2_PROBE_RTT) {
+		/* Ignore low rate samples during ProbeRTT: */
+		tp->app_limited = (tp->delivered + tcp_packets_in_flight(tp)) ? : 1;
+		if (!b->probe_rtt_done_stamp &&
+		    tcp_packets_in_flight(tp) <= bbr2_probe_rtt_cwnd(bbr2_bw(b), b->min_rtt_us,
+								 b->cwnd_gain)) {
+			b->probe_rtt_done_stamp = tcp_jiffies32 +
+						  msecs_to_jiffies(bbr2_probe_rtt_ms);
+			b->probe_rtt_round_done = 0;
+			bbr2_start_round(sk);
+		} else if (b->probe_rtt_done_stamp) {
+			if (b->round_start)
+				b->probe_rtt_round_done = 1;
+			if (b->probe_rtt_round_done)
+				bbr2_check_probe_rtt_done(sk);
+		}
+	}
+	if (rs->delivered > 0)
+		b->idle_restart = 0;
+}
+
+/* BBRModulateCwndForRecovery() with Linux's CA states: on entering
+ * fast recovery cwnd is saved and packet conservation holds for one round;
+ * on leaving it, cwnd is restored. Returns true if cwnd was set here.
+ */
+static bool bbr2_cwnd_for_recovery(struct sock *sk, const struct rate_sample *rs,
+				   u32 acked, u32 *new_cwnd)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u8 prev_state = b->prev_ca_state, state = inet_csk(sk)->icsk_ca_state;
+	u32 cwnd = tcp_snd_cwnd(tp);
+
+	if (rs->losses > 0)
+		cwnd = max_t(s32, cwnd - rs->losses, 1);
+	if (state == TCP_CA_Recovery && prev_state != TCP_CA_Recovery) {
+		b->packet_conservation = 1;
+		bbr2_start_round(sk);
+		cwnd = tcp_packets_in_flight(tp) + acked;
+	} else if (prev_state >= TCP_CA_Recovery && state < TCP_CA_Recovery) {
+		cwnd = max(cwnd, b->prior_cwnd);
+		b->packet_conservation = 0;
+	}
+	b->prev_ca_state = state;
+	if (b->packet_conservation) {
+		*new_cwnd = max(cwnd, tcp_packets_in_flight(tp) + acked);
+		return true;
+	}
+	*new_cwnd = cwnd;
+	return false;
+}
+
+/* BBRSetCwnd() with BBRUpdateMaxInflight(), BBRBoundCwndForProbeRTT() and
+ * BBRBoundCwndForModel().
+ */
+static void bbr2_set_cwnd(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 acked = max_t(s32, rs->acked_sacked, 0);
+	u32 cwnd, max_inflight;
+
+	if (!acked)
+		goto bound;
+	max_inflight = bbr2_quantization_budget(sk, (b->min_rtt_us == ~0U ? TCP_INIT_CWND :
+				bbr2_bdp(bbr2_bw(b), b->min_rtt_us, b->cwnd_gain)) +
+				bbr2_extra_acked(sk));
+	if (bbr2_cwnd_for_recovery(sk, rs, acked, &cwnd))
+		goto set;
+	if (b->filled_pipe)
+		cwnd = min(cwnd + acked, max_inflight);
+	else if (cwnd < max_inflight || tp->delivered < TCP_INIT_CWND)
+		cwnd = cwnd + acked;
+	cwnd = max_t(u32, cwnd, BBR2_MIN_PIPE_CWND);
+set:
+	tcp_snd_cwnd_set(tp, min(cwnd, tp->snd_cwnd_clamp));
+bound:
+	cwnd = tcp_snd_cwnd(tp);
+	if (b->state == BBR2_PROBE_RTT)
+		cwnd = min(cwnd, bbr2_probe_rtt_cwnd(bbr2_bw(b), b->min_rtt_us,
+						     pct_gain(P(probe_rtt_cwnd_gain_pct))));
+	cwnd = min(cwnd, bbr2_cwnd_cap(b->state, b->inflight_hi, b->inflight_lo,
+				       P(headroom_pct)));
+	tcp_snd_cwnd_set(tp, cwnd);
+}
+
+/* BBRUpdateOnACK(): BBRUpdateModelAndState(), then BBRUpdateControlParameters(). */
+static void bbr2_main(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	u32 sample_bw = 0;
+	bool probe_rtt_expired;
+
+	if (rs->delivered > 0 && rs->interval_us > 0)
+		sample_bw = (u32)min_t(u64, div_u64((u64)rs->delivered * BW_UNIT, rs->interval_us),
+				       BBR2_INF - 1);
+
+	bbr2_update_latest_delivery_signals(sk, rs, sample_bw);
+	bbr2_update_round_and_max_bw(sk, rs, sample_bw);
+	bbr2_update_congestion_signals(sk, rs);
+	bbr2_update_ack_aggregation(sk, rs);
+	bbr2_check_full_bw(sk, rs, sample_bw);
+	bbr2_check_startup_high_loss(sk, rs);
+	bbr2_check_startup_and_drain(sk);
+	bbr2_update_probe_bw_cycle_phase(sk, rs, sample_bw);
+	probe_rtt_expired = bbr2_update_min_rtt(sk, rs);
+	bbr2_check_probe_rtt(sk, rs, probe_rtt_expired);
+	bbr2_advance_latest_delivery_signals(sk, rs, sample_bw);
+	if (b->loss_round_start) {
+		b->loss_in_round = 0;
+		b->loss_events_in_round = 0;
+	}
+
+	bbr2_set_pacing_rate(sk, bbr2_bw(b), b->pacing_gain);
+	bbr2_set_cwnd(sk, rs);
+}
+
+/* BBROnInit(). */
+static void bbr2_init(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	memset(b, 0, sizeof(*b));
+	b->prior_cwnd = tcp_snd_cwnd(tp);
+	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
+	b->min_rtt_us = tcp_min_rtt(tp);
+	b->min_rtt_stamp = tcp_jiffies32;
+	b->probe_rtt_min_us = b->min_rtt_us;
+	b->probe_rtt_min_stamp = tcp_jiffies32;
+	b->next_rtt_delivered = tp->delivered;
+	b->loss_round_delivered = tp->delivered;
+	b->prev_ca_state = TCP_CA_Open;
+	b->inflight_hi = BBR2_INF;
+	bbr2_reset_lower_bounds(b);
+	b->probe_up_cnt = BBR2_INF;
+	b->ack_epoch_stamp = (u32)tp->tcp_mstamp;
+	b->cycle_stamp = (u32)tp->tcp_mstamp;
+	bbr2_enter_startup(sk);
+	bbr2_init_pacing_rate(sk);
+	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+}
+
+/* BBRHandleRestartFromIdle(). */
+static void bbr2_cwnd_event(struct sock *sk, enum tcp_ca_event event)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (event == CA_EVENT_TX_START && tp->app_limited) {
+		b->idle_restart = 1;
+		b->ack_epoch_stamp = (u32)tp->tcp_mstamp;
+		b->ack_epoch_acked = 0;
+		if (bbr2_in_probe_bw(b))
+			bbr2_set_pacing_rate(sk, bbr2_bw(b), BBR_UNIT);
+		else if (b->state == BBR2_PROBE_RTT)
+			bbr2_check_probe_rtt_done(sk);
+	}
+}
+
+static u32 bbr2_sndbuf_expand(struct sock *sk)
+{
+	return 3;
+}
+
+/* A spurious loss recovery was undone: forget the full-bandwidth count and
+ * the lower bounds it may have cut (Google's code restores their previous
+ * values; there is no room to keep them here).
+ */
+static u32 bbr2_undo_cwnd(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	bbr2_reset_full_bw(b);
+	bbr2_reset_lower_bounds(b);
+	return tcp_snd_cwnd(tcp_sk(sk));
+}
+
+static u32 bbr2_ssthresh(struct sock *sk)
+{
+	bbr2_save_cwnd(sk);
+	return tcp_sk(sk)->snd_ssthresh;
+}
+
+/* What samplers see (kernel/variants/README.md): struct tcp_bbr_info with
+ * bbr_bw_lo = the model's bandwidth BBR.bw in bytes/s (at most 2^32 - 8)
+ * with its low 3 bits replaced by enum bbr2_state, bbr_bw_hi = inflight_hi
+ * in packets (0xFFFFFFFF: none yet), bbr_min_rtt, and the gains.
+ */
+static size_t bbr2_get_info(struct sock *sk, u32 ext, int *attr, union tcp_cc_info *info)
+{
+	if (ext & (1 << (INET_DIAG_BBRINFO - 1)) || ext & (1 << (INET_DIAG_VEGASINFO - 1))) {
+		struct tcp_sock *tp = tcp_sk(sk);
+		struct bbr2 *b = inet_csk_ca(sk);
+		u64 bw = (u64)bbr2_bw(b) * tp->mss_cache * USEC_PER_SEC >> BW_SCALE;
+
+		bw = min_t(u64, bw, 0xFFFFFFF8ULL);
+		memset(&info->bbr, 0, sizeof(info->bbr));
+		info->bbr.bbr_bw_lo = ((u32)bw & ~7U) | b->state;
+		info->bbr.bbr_bw_hi = b->inflight_hi;
+		info->bbr.bbr_min_rtt = b->min_rtt_us;
+		info->bbr.bbr_pacing_gain = b->pacing_gain;
+		info->bbr.bbr_cwnd_gain = b->cwnd_gain;
+		*attr = INET_DIAG_BBRINFO;
+		return sizeof(info->bbr);
+	}
+	return 0;
+}
+
+static void bbr2_set_state(struct sock *sk, u8 new_state)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	if (new_state == TCP_CA_Loss) {
+		/* An RTO: as Linux's BBR, count it as the end of a round and
+		 * forget the full-bandwidth count.
+		 */
+		b->prev_ca_state = TCP_CA_Loss;
+		b->full_bw = 0;
+		b->round_start = 1;
+	}
+}
+
+static struct tcp_congestion_ops bbr2_cong_ops __read_mostly = {
+	.flags		= TCP_CONG_NON_RESTRICTED,
+	.name		= BBR2_NAME,
+	.owner		= THIS_MODULE,
+	.init		= bbr2_init,
+	.cong_control	= bbr2_main,
+	.sndbuf_expand	= bbr2_sndbuf_expand,
+	.undo_cwnd	= bbr2_undo_cwnd,
+	.cwnd_event	= bbr2_cwnd_event,
+	.ssthresh	= bbr2_ssthresh,
+	.min_tso_segs	= bbr2_min_tso_segs,
+	.get_info	= bbr2_get_info,
+	.set_state	= bbr2_set_state,
+};
+
+static int __init bbr2_register(void)
+{
+	BUILD_BUG_ON(sizeof(struct bbr2) > ICSK_CA_PRIV_SIZE);
+	return tcp_register_congestion_control(&bbr2_cong_ops);
+}
+
+static void __exit bbr2_unregister(void)
+{
+	tcp_unregister_congestion_control(&bbr2_cong_ops);
+}
+
+module_init(bbr2_register);
+module_exit(bbr2_unregister);
+
+MODULE_LICENSE("Dual BSD/GPL");

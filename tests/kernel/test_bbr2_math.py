@@ -1,0 +1,229 @@
+"""bbr2/bbr3 decisions (kernel/variants/bbr2_math.h) against the drafts, on the host.
+
+The references below are the drafts' pseudocode transcribed into Python
+(draft-cardwell-iccrg-bbr-congestion-control-02 for v2, draft-ietf-ccwg-bbr
+for v3; the routine names are the drafts'), not a reading of the module.
+Each test also compiles a deliberately wrong header and checks that it fails
+(the mutation is named in the test).
+"""
+import ctypes
+import itertools
+import math
+
+import pytest
+
+from test_variant_math import compile_harness
+
+u32, u64, c_int = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
+SIGNATURES = {
+    "h_bbr2_bdp": (u32, [u32, u32, u32]),
+    "h_bbr2_inflight_too_high": (c_int, [u32, u32, u32]),
+    "h_bbr2_inflight_hi_on_loss": (u32, [u32, u32, u32]),
+    "h_bbr2_lower_bound_on_loss": (u32, [u32, u32, u32]),
+    "h_bbr2_inflight_with_headroom": (u32, [u32, u32]),
+    "h_bbr2_probe_rtt_cwnd": (u32, [u32, u32, u32]),
+    "h_bbr2_time_to_cruise": (c_int, [u32, u32, u32, u32]),
+    "h_bbr2_time_to_probe_bw": (c_int, [u64, u32, u32, u32, u32]),
+    "h_bbr2_up_done_v2": (c_int, [u64, u32, u32, u32]),
+    "h_bbr2_up_done_v3": (c_int, [c_int, u32, u32, c_int]),
+    "h_bbr2_probe_up_cnt": (u32, [u32, u32]),
+    "h_bbr2_bw_still_growing": (c_int, [u32, u32]),
+    "h_bbr2_startup_high_loss": (c_int, [u32, u32, u32, u32, u32]),
+    "h_bbr2_cwnd_cap": (u32, [c_int, u32, u32, u32]),
+    "h_bbr2_is_probing_bw": (c_int, [c_int]),
+}
+INF = 0xFFFFFFFF
+STARTUP, DRAIN, DOWN, CRUISE, REFILL, UP, PROBE_RTT = range(7)
+BW_UNIT, BBR_UNIT = 1 << 24, 256
+
+# The drafts' constants.
+LOSS_THRESH = 0.02        # BBRLossThresh
+BETA = 0.7                # BBRBeta
+HEADROOM = 0.15           # BBRHeadroom
+PROBE_RTT_CWND_GAIN = 0.5  # BBRProbeRTTCwndGain
+MIN_PIPE_CWND = 4         # BBRMinPipeCwnd
+
+
+def load(tmp_path, mutation=None):
+    res = compile_harness(tmp_path, mutation)
+    assert res.returncode == 0, res.stderr
+    dll = ctypes.CDLL(str(tmp_path / "libvariantmath.so"))
+    for name, (res_t, args) in SIGNATURES.items():
+        getattr(dll, name).restype = res_t
+        getattr(dll, name).argtypes = args
+    return dll
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    return load(tmp_path_factory.mktemp("bbr2"))
+
+
+def bw_of(pkts_per_s):
+    """BBR's bandwidth unit: packets per us << 24."""
+    return int(pkts_per_s / 1e6 * BW_UNIT)
+
+
+# --- references from the drafts' pseudocode ---
+
+def is_inflight_too_high(lost, tx_in_flight):
+    return lost > tx_in_flight * LOSS_THRESH
+
+
+def inflight_with_headroom(inflight_hi):
+    if inflight_hi == INF:
+        return INF
+    headroom = max(1, HEADROOM * inflight_hi)
+    return max(inflight_hi - headroom, MIN_PIPE_CWND)
+
+
+def loss_cases():
+    for tx in (1, 4, 10, 50, 99, 100, 101, 333, 1000, 4096, 10**6):
+        for lost in sorted({0, 1, 2, int(tx * 0.02), int(tx * 0.02) + 1, int(tx * 0.05), tx}):
+            yield lost, tx
+
+
+def check_loss_threshold(lib):
+    for lost, tx in loss_cases():
+        assert lib.h_bbr2_inflight_too_high(lost, tx, 200) == is_inflight_too_high(lost, tx), (lost, tx)
+    # At exactly 2 % the probe is not too high; one more lost packet is.
+    assert not lib.h_bbr2_inflight_too_high(20, 1000, 200)
+    assert lib.h_bbr2_inflight_too_high(21, 1000, 200)
+
+
+def test_loss_rate_threshold_is_two_percent(lib):
+    check_loss_threshold(lib)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("(u64)lost * 10000 >", "(u64)lost * 10000 >="),          # at 2 % already too high
+    ("(u64)lost * 10000 >", "(u64)lost * 1000 >"),            # a 20 % threshold
+])
+def test_loss_rate_threshold_mutations_fail(tmp_path, old, new):
+    bad = load(tmp_path, ("bbr2_math.h", old, new))
+    with pytest.raises(AssertionError):
+        check_loss_threshold(bad)
+
+
+def check_inflight_hi_on_loss(lib):
+    # BBRHandleInflightTooHigh(): inflight_hi = max(rs.tx_in_flight, BBRTargetInflight() * BBRBeta)
+    for tx, target in itertools.product((1, 10, 69, 70, 71, 200, 1000), (4, 100, 333, 1000)):
+        assert lib.h_bbr2_inflight_hi_on_loss(tx, target, 70) == max(tx, math.floor(target * BETA)), (tx, target)
+    assert lib.h_bbr2_inflight_hi_on_loss(10, 100, 70) == 70    # cut to 0.7 of the target
+    # BBRLossLowerBounds(): bound = max(latest, BBRBeta * bound)
+    for latest, lo in itertools.product((0, 5, 69, 71, 1000), (10, 100, 1000, 123456)):
+        assert lib.h_bbr2_lower_bound_on_loss(latest, lo, 70) == max(latest, math.floor(lo * BETA))
+
+
+def test_inflight_hi_cut_by_beta(lib):
+    check_inflight_hi_on_loss(lib)
+
+
+def test_inflight_hi_beta_mutation_fails(tmp_path):
+    bad = load(tmp_path, ("bbr2_math.h", "return max_t(u32, tx_in_flight, cut);",
+                          "return max_t(u32, tx_in_flight / 2, cut);"))
+    with pytest.raises(AssertionError):
+        check_inflight_hi_on_loss(bad)
+
+
+def check_headroom(lib):
+    for hi in (1, 2, 4, 5, 6, 7, 10, 20, 100, 101, 1000, 65536, INF):
+        # whole packets: within one packet of the draft's real-valued volume
+        assert abs(lib.h_bbr2_inflight_with_headroom(hi, 15) - inflight_with_headroom(hi)) < 1, hi
+    assert lib.h_bbr2_inflight_with_headroom(100, 15) == 85
+
+
+def test_inflight_with_headroom(lib):
+    check_headroom(lib)
+
+
+def test_headroom_mutation_fails(tmp_path):
+    bad = load(tmp_path, ("bbr2_math.h", "inflight_hi * headroom_pct, 100)", "inflight_hi * headroom_pct, 1000)"))
+    with pytest.raises(AssertionError):
+        check_headroom(bad)
+
+
+def check_probe_rtt_cwnd(lib):
+    # BBRProbeRTTCwnd() = max(BBRBDPMultiple(bw, 0.5), BBRMinPipeCwnd); BBR v1 used 4 packets.
+    for rate, rtt_us in itertools.product((1e3, 8333, 1e5), (1000, 10000, 40000, 200000)):
+        bw = bw_of(rate)
+        bdp = bw * rtt_us / BW_UNIT
+        want = max(math.ceil(bdp * PROBE_RTT_CWND_GAIN), MIN_PIPE_CWND)
+        got = lib.h_bbr2_probe_rtt_cwnd(bw, rtt_us, BBR_UNIT // 2)
+        assert abs(got - want) <= 1, (rate, rtt_us, got, want)
+    # 10,000 packets/s and 40 ms: a BDP of 400 packets, so ProbeRTT holds 200, not 4.
+    assert lib.h_bbr2_probe_rtt_cwnd(bw_of(1e4), 40000, BBR_UNIT // 2) in (200, 201)
+
+
+def test_probe_rtt_cwnd_is_half_the_bdp(lib):
+    check_probe_rtt_cwnd(lib)
+
+
+def test_probe_rtt_v1_cwnd_mutation_fails(tmp_path):
+    bad = load(tmp_path, ("bbr2_math.h", "return max_t(u32, bbr2_bdp(bw, min_rtt_us, gain), BBR2_MIN_PIPE_CWND);",
+                          "return BBR2_MIN_PIPE_CWND;"))
+    with pytest.raises(AssertionError):
+        check_probe_rtt_cwnd(bad)
+
+
+def check_phase_transitions(lib):
+    # BBRCheckTimeToCruise(): DOWN -> CRUISE when inflight <= InflightWithHeadroom and <= BDP.
+    for inflight, hi, bdp in itertools.product((10, 84, 85, 86, 99, 100, 101, 200), (100, INF), (50, 85, 100, 150)):
+        want = inflight <= inflight_with_headroom(hi) and inflight <= bdp
+        assert lib.h_bbr2_time_to_cruise(inflight, hi, 15, bdp) == want, (inflight, hi, bdp)
+    # BBRCheckTimeToProbeBW(): CRUISE/DOWN -> REFILL after bw_probe_wait (2-3 s) or
+    # min(BBRTargetInflight(), 63) rounds (BBRIsRenoCoexistenceProbeTime()).
+    for elapsed, rounds, target in itertools.product((0, 1999999, 2500000, 2500001, 4000000),
+                                                     (0, 10, 62, 63, 64), (5, 63, 64, 500)):
+        want = elapsed > 2500000 or rounds >= min(target, 63)
+        assert lib.h_bbr2_time_to_probe_bw(elapsed, 2500000, rounds, target, 63) == want, (elapsed, rounds, target)
+    # UP -> DOWN, v2 draft: a min_rtt elapsed in UP and inflight > BBRInflight(max_bw, 1.25).
+    for elapsed, inflight in itertools.product((0, 39999, 40000, 40001), (100, 124, 125, 126)):
+        assert lib.h_bbr2_up_done_v2(elapsed, 40000, inflight, 125) == (elapsed > 40000 and inflight > 125)
+    # UP -> DOWN, v3 draft BBRCheckTimeToGoDown(): reset while cwnd-limited at inflight_hi,
+    # else go down once full_bw_now.
+    assert lib.h_bbr2_up_done_v3(1, 100, 100, 1) == -1
+    assert lib.h_bbr2_up_done_v3(0, 100, 100, 1) == 1
+    assert lib.h_bbr2_up_done_v3(1, 99, 100, 1) == 1
+    assert lib.h_bbr2_up_done_v3(0, 100, 100, 0) == 0
+    # BBRRaiseInflightHiSlope(): 2^n packets per round, i.e. one per cwnd / 2^n ACKed.
+    for cwnd, n in itertools.product((1, 10, 100, 1000), range(0, 12)):
+        assert lib.h_bbr2_probe_up_cnt(cwnd, n) == max(cwnd // (1 << n), 1)
+    # Startup's full-bandwidth test: growth by 25 %.
+    for full, cur in ((1000, 1249), (1000, 1250), (1000, 1251), (0, 0), (4000, 3000)):
+        assert lib.h_bbr2_bw_still_growing(cur, full) == (cur >= full * 1.25)
+    # Startup high loss: enough loss events and loss rate > 2 %.
+    for events, cnt, lost, tx in itertools.product((0, 5, 6, 8, 15), (6, 8), (1, 3), (100,)):
+        want = events >= cnt and is_inflight_too_high(lost, tx)
+        assert lib.h_bbr2_startup_high_loss(events, cnt, lost, tx, 200) == want
+    # BBRBoundCwndForModel(): inflight_hi in DOWN/REFILL/UP, with headroom in CRUISE and
+    # ProbeRTT, none in Startup/Drain; then inflight_lo; at least BBRMinPipeCwnd.
+    for state, hi, lo in itertools.product(range(7), (2, 100, INF), (50, 200, INF)):
+        cap = INF
+        if state in (DOWN, REFILL, UP):
+            cap = hi
+        elif state in (CRUISE, PROBE_RTT):
+            cap = inflight_with_headroom(hi)
+        want = max(min(cap, lo), MIN_PIPE_CWND)
+        assert abs(lib.h_bbr2_cwnd_cap(state, hi, lo, 15) - want) < 1, (state, hi, lo)
+    # IsProbingBW(): Startup, REFILL, UP.
+    assert [lib.h_bbr2_is_probing_bw(s) for s in range(7)] == [1, 0, 0, 0, 1, 1, 0]
+
+
+def test_probe_bw_phase_transitions(lib):
+    check_phase_transitions(lib)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("return inflight <= bdp;	/* inflight <= estimated BDP */", "return 1;"),       # cruise at any inflight
+    ("return rounds_since_probe >= min_t(u32, target_inflight, max_rounds);",
+     "return rounds_since_probe >= max_rounds;"),                                      # no Reno-scale probing
+    ("return elapsed_us > min_rtt_us && inflight > inflight_at_up_gain;",
+     "return elapsed_us > min_rtt_us;"),                                               # v1-style time-only exit
+    ("	else if (state == BBR2_PROBE_RTT || state == BBR2_PROBE_BW_CRUISE)\n",
+     "	else if (state == BBR2_PROBE_RTT)\n"),                                         # CRUISE without headroom
+])
+def test_phase_transition_mutations_fail(tmp_path, old, new):
+    bad = load(tmp_path, ("bbr2_math.h", old, new))
+    with pytest.raises(AssertionError):
+        check_phase_transitions(bad)
