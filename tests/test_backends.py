@@ -161,6 +161,6 @@ def test_ns3_loads_no_modules_and_uml_asks_modules_py(monkeypatch):
     assert backends.get("ns3").modules(job) == []
     from bbrlab.host import modules
     asked = []
-    monkeypatch.setattr(modules, "for_job", lambda j, b: asked.append(b) or ["m"])
+    monkeypatch.setattr(modules, "for_job", lambda j, b, *kernel: asked.append(b) or ["m"])
     assert backends.get("uml").modules(job) == ["m"] and backends.get("native").modules(job) == ["m"]
     assert asked == ["uml", "native"]
