@@ -132,3 +132,19 @@ def test_every_metric_is_the_same_on_the_restored_run_and_a_coarser_column_chang
     tcp.write_bytes("\r\n".join([lines[0]] + [",".join(r) for r in rows] + [""]).encode())
     coarser = r_metrics(restored)
     assert {k for k in original if coarser[k] != original[k]} >= {"rtt", "rtt_q"}
+
+
+def test_no_analysis_reads_a_dropped_column():
+    """The policy leaves out only columns that no R code (analysis/) and no claim (claims/*.csv,
+    whose args may name columns) names: an analysis that starts reading one must take it out of
+    archive.DROPPED (and rename the policy, whose archived runs lack it)."""
+    import re
+    named = {}
+    for path in [*(REPO / "analysis").rglob("*.R"), *(REPO / "claims").glob("*.csv")]:
+        text = path.read_text(errors="replace")
+        for columns in archive.DROPPED.values():
+            for col in columns:
+                if re.search(rf"\b{col}\b", text):
+                    named.setdefault(col, []).append(str(path.relative_to(REPO)))
+    assert not named, f"dropped by the archive but read: {named}"
+    assert all(col in archive.RESOLUTION for columns in archive.DROPPED.values() for col in columns)
