@@ -33,6 +33,20 @@ def test_codec_gives_back_every_byte(eol):
     assert columnar.decode(columnar.encode("a,b" + eol)) == "a,b" + eol          # header only
 
 
+@pytest.mark.parametrize("rows, coded", [
+    (["1,0.1001,0.099999,182000,14.560118", "1,0.2001,0.1,234000,18.720018", "2,0.3,0.100001,0,0.0",
+      "2,0.4,0.1,1,8.0e-05"], False),                   # 8.0e-05: not repr(round(x, 6)), kept verbatim
+    (["1,0.1001,0.099999,182000,14.560118", "1,0.2001,0.1,234000,18.720018", "2,0.3,0.100001,0,0.0",
+      "2,0.4,0.1,,"], True),
+    (["1,0.1,0.0,5,1.5", "1,0.2,0.1,5,0.0004"], False),  # a zero-length bin: no rate to code against
+])
+def test_rate_column_coded_against_bytes_and_seconds(rows, coded):
+    text = "\r\n".join(["flow,t_s,interval_s,bytes,goodput_mbps"] + rows) + "\r\n"
+    blob = columnar.encode(text, rates={"goodput_mbps": ("bytes", "interval_s")})
+    assert columnar.decode(blob) == text
+    assert ("\nR6 bytes interval_s\n" in blob) == coded
+
+
 @pytest.mark.parametrize("text, why", [('a,b\r\n"1,2",3\r\n', "quoted"), ("a,b\n1\n", "ragged"),
                                        ("a,b\r\n1,2\n", "line end"), ("a,b\n1,2", "line end")])
 def test_codec_refuses_what_it_cannot_keep(text, why):
@@ -75,6 +89,8 @@ def test_restored_files_are_the_originals_without_the_dropped_columns(run_dir, t
         header = original.splitlines()[0].split(",")
         dropped = [c for c in archive.DROPPED.get(name, ()) if c in header]
         assert (out / "tidy" / name).read_bytes().decode() == columnar.without_columns(original, dropped)
+    goodput = archive.compact(run_dir)["tidy/goodput.col"].decode()
+    assert "\nR6 bytes interval_s\n" in goodput                 # goodput_mbps rate-coded
     assert "bbr_bw_mbps" not in (out / "tidy" / "tcp.csv").read_text().splitlines()[0]
     with tarfile.open(archive.entry_path(tmp_path / "archive", *(run_dir.parts[-3:-1]), 1)) as tar:
         assert sorted(tar.getnames()) == ["run.json", "tidy/goodput.col", "tidy/queue.col", "tidy/tcp.col"]

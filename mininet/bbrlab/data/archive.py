@@ -40,9 +40,9 @@ What is kept of a run (resolution policy RESOLUTION, named in the manifest's
 - run.json as it is; raw/ is dropped (the tidy data and run.json are all the
   analysis reads).
 - Every tidy/<name>.csv stored as tidy/<name>.col, its column-major encoding
-  (bbrlab/data/columnar.py): every kept value exactly, no rounding, no thinning
-  of rows; restore() writes the CSV back, byte for byte the original without the
-  dropped columns.
+  (bbrlab/data/columnar.py; goodput_mbps coded against bytes / interval_s, RATES):
+  every kept value exactly, no rounding, no thinning of rows; restore() writes the
+  CSV back, byte for byte the original without the dropped columns.
 - Dropped: the columns of DROPPED, which no analysis code reads (analysis/, claims/,
   paper/: grep), e.g. tcp.csv's pacing_rate_mbps and bbr_bw_mbps; an archived run
   restores without them (the R readers take the columns they name, so they read
@@ -72,7 +72,7 @@ MANIFEST = "manifest.csv"
 MANIFEST_COLUMNS = ["experiment", "point", "repetition", "seed", "run_key", "modules_key", "profile", "status", "valid",
                     "failed_checks", "git_revision", "host", "wall_s", "host_cpu_s", "experiment_s",
                     "resolution", "archived_at", "bytes", "sha256"]
-RESOLUTION = ("r1: tidy CSVs column-major and delta-coded, every kept value exact, no rows thinned; "
+RESOLUTION = ("r1: tidy CSVs column-major, delta- and rate-coded, every kept value exact, no rows thinned; "
               "dropped tcp.csv rttvar_ms min_rtt_ms pacing_rate_mbps bytes_acked bbr_bw_mbps bbr_cwnd_gain "
               "variant_flag, queue.csv backlog_bytes sent_pkts drops")
 # Columns of the tidy files that no analysis code reads, left out of the archive (see the
@@ -82,6 +82,8 @@ DROPPED = {
                 "variant_flag"),
     "queue.csv": ("backlog_bytes", "sent_pkts", "drops"),
 }
+# Rate columns coded against the byte and seconds columns they are computed from (exact).
+RATES = {"goodput.csv": {"goodput_mbps": ("bytes", "interval_s")}}
 ENCODED = ".col"
 
 
@@ -140,7 +142,7 @@ def compact(run_dir) -> dict:
             try:
                 present = set(text.splitlines()[0].split(",")) if text else set()
                 drop = [c for c in DROPPED.get(base, ()) if c in present]
-                out[f"tidy/{base[:-len('.csv')]}{ENCODED}"] = columnar.encode(text, drop).encode()
+                out[f"tidy/{base[:-len('.csv')]}{ENCODED}"] = columnar.encode(text, drop, RATES.get(base)).encode()
                 continue
             except columnar.ColumnarError:
                 pass                                            # kept as it is
