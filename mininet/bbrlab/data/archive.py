@@ -34,10 +34,26 @@ Contract:
 - `restore` checks the checksum and unpacks into a hidden directory beside the
   destination, renamed into place when complete.
 
-What is kept of a run: run.json and tidy/*.csv at full resolution (raw/ is
-dropped: the tidy data and run.json are all the analysis reads). The manifest's
-`resolution` column names this, so that a coarser policy for long transfers can
-be added without ambiguity.
+What is kept of a run (resolution policy RESOLUTION, named in the manifest's
+`resolution` column so that a later policy can be told apart; compact()):
+
+- run.json as it is; raw/ is dropped (the tidy data and run.json are all the
+  analysis reads).
+- Every tidy/<name>.csv stored as tidy/<name>.col, its column-major encoding
+  (bbrlab/data/columnar.py; goodput_mbps coded against bytes / interval_s, RATES):
+  every kept value exactly, no rounding, no thinning of rows; restore() writes the
+  CSV back, byte for byte the original without the dropped columns.
+- Dropped: the columns of DROPPED, which no analysis code reads (analysis/, claims/,
+  paper/: grep), e.g. tcp.csv's pacing_rate_mbps and bbr_bw_mbps; an archived run
+  restores without them (the R readers take the columns they name, so they read
+  it unchanged). Adding a column to an analysis means removing it from DROPPED
+  and a new policy version (the archived runs then lack it: rerun them).
+- A file the codec cannot keep exactly (quoted cells, ragged rows: not the tidy
+  writers' output) is stored as it is, with all its columns.
+
+Evidence that this policy changes no claim or figure, and its size per
+experiment-second: bench/results/archive-resolution-2026-11-26.md. Tarballs
+written before it (resolution "full": tidy/*.csv members) still restore.
 """
 import csv
 import hashlib
@@ -46,15 +62,29 @@ import json
 import os
 import pathlib
 import shutil
+import lzma
 import tarfile
 import time
+
+from . import columnar
 
 MANIFEST = "manifest.csv"
 MANIFEST_COLUMNS = ["experiment", "point", "repetition", "seed", "run_key", "modules_key", "profile", "status", "valid",
                     "failed_checks", "git_revision", "host", "wall_s", "host_cpu_s", "experiment_s",
                     "resolution", "archived_at", "bytes", "sha256"]
-RESOLUTION = "full"
-KEPT = ("run.json", "tidy/")
+RESOLUTION = ("r1: tidy CSVs column-major, delta- and rate-coded, every kept value exact, no rows thinned; "
+              "dropped tcp.csv rttvar_ms min_rtt_ms pacing_rate_mbps bytes_acked bbr_bw_mbps bbr_cwnd_gain "
+              "variant_flag, queue.csv backlog_bytes sent_pkts drops")
+# Columns of the tidy files that no analysis code reads, left out of the archive (see the
+# module doc; RESOLUTION names them, and must change with them).
+DROPPED = {
+    "tcp.csv": ("rttvar_ms", "min_rtt_ms", "pacing_rate_mbps", "bytes_acked", "bbr_bw_mbps", "bbr_cwnd_gain",
+                "variant_flag"),
+    "queue.csv": ("backlog_bytes", "sent_pkts", "drops"),
+}
+# Rate columns coded against the byte and seconds columns they are computed from (exact).
+RATES = {"goodput.csv": {"goodput_mbps": ("bytes", "interval_s")}}
+ENCODED = ".col"
 
 
 class ArchiveError(RuntimeError):
@@ -99,13 +129,32 @@ def _members(run_dir: pathlib.Path) -> list:
     return out
 
 
+def compact(run_dir) -> dict:
+    """{archive member name: bytes} of what RESOLUTION keeps of a run (module doc):
+    run.json as it is, each tidy/<name>.csv as tidy/<name>.col (columnar encoding
+    without the DROPPED columns), or as tidy/<name>.csv when the codec cannot keep it."""
+    out = {}
+    for name, path in _members(pathlib.Path(run_dir)):
+        data = path.read_bytes()
+        if name.startswith("tidy/"):
+            base = name[len("tidy/"):]
+            text = data.decode()
+            try:
+                present = set(text.splitlines()[0].split(",")) if text else set()
+                drop = [c for c in DROPPED.get(base, ()) if c in present]
+                out[f"tidy/{base[:-len('.csv')]}{ENCODED}"] = columnar.encode(text, drop, RATES.get(base)).encode()
+                continue
+            except columnar.ColumnarError:
+                pass                                            # kept as it is
+        out[name] = data
+    return out
+
+
 def pack(run_dir) -> bytes:
-    """A run's kept files as a reproducible xz tarball."""
-    run_dir = pathlib.Path(run_dir)
+    """A run's compact() members as a reproducible xz tarball."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:xz", preset=9, format=tarfile.PAX_FORMAT) as tar:
-        for name, path in _members(run_dir):
-            data = path.read_bytes()
+    with tarfile.open(fileobj=buf, mode="w:xz", preset=9 | lzma.PRESET_EXTREME, format=tarfile.PAX_FORMAT) as tar:
+        for name, data in sorted(compact(run_dir).items()):
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(data), 0, 0o644
             info.uid = info.gid = 0
@@ -196,7 +245,8 @@ def lookup_job(archive, job: dict):
 
 
 def restore(archive, row: dict, dest) -> pathlib.Path:
-    """Unpack an archived run into directory `dest` (replacing it), after checking its checksum."""
+    """Unpack an archived run into directory `dest` (replacing it), after checking its checksum:
+    run.json and plain tidy/*.csv (encoded members decoded, so R reads them unchanged)."""
     src = entry_path(archive, row["experiment"], row["point"], row["repetition"])
     if not src.is_file():
         raise ArchiveError(f"{src}: listed in {pathlib.Path(archive) / MANIFEST} but missing")
@@ -214,9 +264,12 @@ def restore(archive, row: dict, dest) -> pathlib.Path:
             if not member.isfile() or name.is_absolute() or ".." in name.parts or \
                     not (member.name == "run.json" or member.name.startswith("tidy/")):
                 raise ArchiveError(f"{src}: unexpected member {member.name!r}")
+            data = tar.extractfile(member).read()
+            if name.suffix == ENCODED and name.parent.name == "tidy":
+                name, data = name.with_suffix(".csv"), columnar.decode(data.decode()).encode()
             out = tmp / name
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(tar.extractfile(member).read())
+            out.write_bytes(data)
     meta = json.loads((tmp / "run.json").read_text())
     meta["restored_from_archive"] = {"archive": str(archive), "sha256": row["sha256"]}
     (tmp / "run.json").write_text(json.dumps(meta, indent=1, default=str))
