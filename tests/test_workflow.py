@@ -145,6 +145,22 @@ def test_a_spec_of_another_name_stops_the_plan(box):
     assert NEW in err and "ma2019_fig98" in err
 
 
+def test_every_spec_names_its_rows_paper_and_another_stops_the_plan(tmp_path):
+    """One paper key: a spec's `paper:` (its paper's seed file) agrees with its row's paper in
+    papers.csv, for every shipped spec; a spec naming another paper is refused, naming both."""
+    experiments_table, papers = experiments.load(REPO)
+    assert experiments.problems(REPO, experiments_table, papers) == []
+    named = [e for e in experiments_table.values() if e.paper and "paper:" in (REPO / e.spec).read_text()]
+    assert len(named) > 30
+    box = copy_pipeline(tmp_path)
+    spec_file = box / "mininet" / "specs" / "ma2019" / "ma2019_fig01.yaml"
+    text = spec_file.read_text()
+    assert "paper: 000_0f1b0d65e3edd258" in text
+    spec_file.write_text(text.replace("paper: 000_0f1b0d65e3edd258", "paper: 001_adb406332a360c9c"))
+    err = refused(box)
+    assert "ma2019_fig01" in err and "001_adb406332a360c9c" in err and "000_0f1b0d65e3edd258" in err
+
+
 # ---- a newcomer adds a variant ---------------------------------------------------------------
 
 def test_a_new_variant_is_built_alone_and_reruns_nothing(box):
