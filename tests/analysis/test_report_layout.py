@@ -276,3 +276,17 @@ def test_report_builds_from_no_generated_input(tmp_path):
     if text:
         assert "experiment ma2019_fig01 is not in its configuration" in text
         assert "Not generated in this profile: the summary table" in text
+
+
+def test_every_character_the_claims_tables_quote_can_be_typeset():
+    """The claims tables quote the papers (text, reading, ...): every non-ASCII character of
+    claims/*.csv is Latin-1 (inputenc's utf8 knows those) or declared in paper/report.tex
+    (\\DeclareUnicodeCharacter); an undeclared one stops latexmk (a γ did, in the quick report)."""
+    preamble = (REPO / "paper" / "report.tex").read_text()
+    declared = {chr(int(h, 16)) for h in re.findall(r"\\DeclareUnicodeCharacter\{([0-9A-Fa-f]{4})\}", preamble)}
+    missing = {}
+    for path in sorted((REPO / "claims").glob("*.csv")):
+        for ch in set(path.read_text(encoding="utf-8")):
+            if ord(ch) > 0xFF and ch not in declared:
+                missing.setdefault(path.name, []).append(f"{ch} (U+{ord(ch):04X})")
+    assert not missing, f"characters LaTeX cannot typeset (declare them in paper/report.tex): {missing}"
