@@ -1,10 +1,12 @@
 """Shared fixtures. Tests that boot the testbed use `kernel`, which builds the
 UML kernel once (kernel/build-uml.sh skips an up-to-date build) and reuses it."""
 import csv
+import json
 import os
 import pathlib
 import subprocess
 import sys
+import tarfile
 
 import pytest
 
@@ -57,3 +59,19 @@ def cli(*args, env=None, user=None, cwd=None):
         cmd = ["runuser", "-u", user, "--", "env", f"PYTHONPATH={env['PYTHONPATH']}", "HOME=/tmp", "/usr/bin/python3",
                "-m", "bbrlab", *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    """(test_archive*.py) The captured run as runs/<experiment>/<point>/rep1, with a run key in its run.json."""
+    src = tmp_path / "src"
+    src.mkdir()
+    with tarfile.open(REPO / "tests" / "fixtures" / "run_fig1short.tar.xz") as tar:
+        tar.extractall(src)
+    meta = json.loads((src / "run.json").read_text())
+    meta["run_key"] = "k" * 16
+    (src / "run.json").write_text(json.dumps(meta, indent=1))
+    dest = tmp_path / "runs" / meta["experiment"] / meta["point"] / f"rep{meta['repetition']}"
+    dest.parent.mkdir(parents=True)
+    src.rename(dest)
+    return dest

@@ -2,31 +2,13 @@
 (tests/fixtures/run_fig1short.tar.xz): what is kept, keys, staleness, atomicity, checksums."""
 import hashlib
 import json
-import pathlib
 import shutil
-import tarfile
 
 import pytest
 
 from bbrlab.data import archive, columnar
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture
-def run_dir(tmp_path):
-    """The captured run as runs/<experiment>/<point>/rep1, with a run key in its run.json."""
-    src = tmp_path / "src"
-    src.mkdir()
-    with tarfile.open(REPO / "tests" / "fixtures" / "run_fig1short.tar.xz") as tar:
-        tar.extractall(src)
-    meta = json.loads((src / "run.json").read_text())
-    meta["run_key"] = "k" * 16
-    (src / "run.json").write_text(json.dumps(meta, indent=1))
-    dest = tmp_path / "runs" / meta["experiment"] / meta["point"] / f"rep{meta['repetition']}"
-    dest.parent.mkdir(parents=True)
-    src.rename(dest)
-    return dest
 
 
 def _meta(run_dir):

@@ -56,21 +56,6 @@ def test_codec_refuses_what_it_cannot_keep(text, why):
         columnar.encode("a,b\n1,2\n", drop=("c",))
 
 
-@pytest.fixture
-def run_dir(tmp_path):
-    """The captured run as runs/<experiment>/<point>/rep1, with a run key in its run.json."""
-    src = tmp_path / "src"
-    src.mkdir()
-    with tarfile.open(REPO / "tests" / "fixtures" / "run_fig1short.tar.xz") as tar:
-        tar.extractall(src)
-    meta = json.loads((src / "run.json").read_text())
-    meta["run_key"] = "k" * 16
-    (src / "run.json").write_text(json.dumps(meta, indent=1))
-    dest = tmp_path / "runs" / meta["experiment"] / meta["point"] / f"rep{meta['repetition']}"
-    dest.parent.mkdir(parents=True)
-    src.rename(dest)
-    return dest
-
 
 def archived_and_restored(run_dir, tmp_path) -> pathlib.Path:
     arch = tmp_path / "archive"
