@@ -2,7 +2,6 @@
 (tests/fixtures/run_fig1short.tar.xz): what is kept, keys, staleness, atomicity, checksums."""
 import hashlib
 import json
-import shutil
 
 import pytest
 
