@@ -24,7 +24,7 @@ config_label <- function(run) {
   if (flow$cc != "bbr_e") return(cc_label(flow$cc))
   alpha <- (flow$module_params$alpha_pct %||% 150) / 100
   if ((flow$module_params$algorithm %||% 2) == 1) return(sprintf("Algorithm 1\nalpha = %g", alpha))
-  sprintf("%s\nalpha = %g%s", cc_label("bbr_e"), alpha, if (alpha == 1.5) " (default)" else "")
+  sprintf("%s\nalpha = %g%s", cc_label("bbr_e"), alpha, if (alpha == 1.5) "\n(default)" else "")
 }
 
 vals <- per_run(er$runs, function(r) tibble(config = config_label(r), value = ss_share_pct(r, 1, a$warmup_s)))
