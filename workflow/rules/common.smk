@@ -49,12 +49,12 @@ _MODULE_KEYS = {}
 def archived(job):
     """The archive's row for this run when it holds it with this checkout's keys, else None."""
     row = _ARCHIVE_ROWS.get((job["name"], job["point"], int(job["repetition"])))
-    if row is None or row["run_key"] != bbrrunkey.run_key(job):
+    if row is None:
         return None
-    names = tuple(sorted({f["cc"] for f in job["flows"]} - set(bbrvariants.built_in())))
+    names = tuple(bbrvariants.used_by([job]))       # one module key per set of variants
     if names not in _MODULE_KEYS:
         _MODULE_KEYS[names] = bbrrunkey.modules_key(job)
-    return row if row["modules_key"] == _MODULE_KEYS[names] else None
+    return row if bbrarchive.current(row, bbrrunkey.run_key(job), _MODULE_KEYS[names]) else None
 
 
 class PlanError(ValueError):

@@ -234,8 +234,12 @@ def lookup(archive, experiment, point, repetition, run_key, modules_key=""):
     row = read_manifest(archive).get((experiment, point, int(repetition)))
     if row is None:
         return None, None
-    fresh = row["run_key"] == run_key and row["modules_key"] == (modules_key or "")
-    return ("fresh" if fresh else "stale"), row
+    return ("fresh" if current(row, run_key, modules_key) else "stale"), row
+
+
+def current(row: dict, run_key: str, modules_key: str = "") -> bool:
+    """Whether a manifest row holds the run with these keys (else it is stale)."""
+    return row["run_key"] == run_key and row["modules_key"] == (modules_key or "")
 
 
 def lookup_job(archive, job: dict):

@@ -84,7 +84,7 @@ def module_source_key(variant: str, variants_dir=VARIANTS_DIR) -> str:
 def modules_key(job: dict, variants_dir=VARIANTS_DIR) -> str:
     """One digest of the sources of every variant module the run loads ("" when it loads none):
     with run_key, what makes an archived run current (bbrlab/data/archive.py)."""
-    names = sorted({f["cc"] for f in job["flows"]} - set(variants.built_in()))
+    names = variants.used_by([job])
     if not names:
         return ""
     text = ";".join(f"{n}={module_source_key(n, variants_dir)}" for n in names)

@@ -92,6 +92,11 @@ def built_in() -> list:
     return list(_data()["built_in"])
 
 
+def used_by(jobs) -> list:
+    """The variants (not built-in congestion controls) any flow of these resolved runs uses, sorted."""
+    return sorted({f["cc"] for job in jobs for f in job["flows"]} - set(built_in()))
+
+
 def names() -> list:
     """The variants (variants.yaml variants, one kernel/variants/<name>.patch each), sorted."""
     return sorted(_data()["variants"])

@@ -27,7 +27,6 @@ REPO = pathlib.Path(__file__).resolve().parents[3]
 VARIANTS_DIR = REPO / "kernel" / "variants"
 BUILD_SCRIPT = REPO / "kernel" / "build-variants.sh"
 MODULES_DIR = REPO / "build" / "modules"
-BUILT_IN = tuple(registry.built_in())
 
 
 class ModuleError(BackendError):
@@ -51,7 +50,7 @@ def parameters(variant: str) -> list:
 
 def needed(jobs) -> list:
     """Variants (not built-in congestion controls) used by any flow of these runs."""
-    return sorted({f["cc"] for job in jobs for f in job["flows"]} - set(BUILT_IN))
+    return registry.used_by(jobs)
 
 
 def params_of(job: dict, variant: str) -> dict:
