@@ -254,6 +254,32 @@ def test_run_key_ignores_documentation_and_sees_everything_else():
     assert runkey.run_key(dict(reversed(list(job.items())))) == key
 
 
+def test_a_modules_key_ignores_comments_and_sees_code(tmp_path):
+    """A corrected comment in a variant's patch or header leaves its archived runs current; a
+    changed token of code (a gain, an operator) does not."""
+    src = REPO / "kernel" / "variants"
+    vdir = tmp_path / "variants"
+    shutil.copytree(src, vdir)
+    key = runkey.module_source_key("bbq", vdir)
+    header = vdir / "bbq_math.h"
+    text = header.read_text()
+    assert "/*" in text and "return" in text
+    header.write_text(text.replace("/*", "/* a corrected explanation,\n * over two lines.\n */\n/*", 1)
+                      .replace("\t", "    ", 3))
+    assert runkey.module_source_key("bbq", vdir) == key
+    patch = vdir / "bbq.patch"
+    ptext = patch.read_text()
+    patch.write_text(ptext.replace("+/*", "+/* one more comment line\n+ */\n+/*", 1))
+    assert runkey.module_source_key("bbq", vdir) == key
+    header.write_text(text.replace("return", "return 1 +", 1))
+    assert runkey.module_source_key("bbq", vdir) != key
+    header.write_text(text)
+    code_line = "+\tif (bbr->pacing_gain > BBR_UNIT)\t/* BBQ: rho elapsed, or BBR's exit */"
+    assert code_line in ptext
+    patch.write_text(ptext.replace(code_line, code_line.replace(" > ", " >= ", 1), 1))
+    assert runkey.module_source_key("bbq", vdir) != key
+
+
 def test_points_and_repetitions_have_their_own_keys():
     keys = [runkey.run_key(j) for e in experiments.of_profile(experiments.load(REPO)[0], "paper")
             for j in spec.expand(spec.load(REPO / e.spec, profile="paper"))]

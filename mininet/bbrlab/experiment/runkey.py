@@ -69,14 +69,29 @@ def variant_headers(variant: str, variants_dir=VARIANTS_DIR) -> list:
     return sorted({variants_dir / n for n in _INCLUDE.findall(patch.read_text()) if (variants_dir / n).is_file()})
 
 
+_C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_HUNK_HEADER = re.compile(r"^@@ [^\n]*$", re.M)
+
+
+def code_only(text: str) -> str:
+    """C source or a patch of it without what cannot change the compiled module: comments, hunk
+    headers (their line numbers move with comment lines), blank lines and runs of white space.
+    A comment spanning patch lines takes their '+' prefixes with it, on every side alike."""
+    text = _HUNK_HEADER.sub("", _C_COMMENT.sub(" ", text))
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line.strip("+- "))
+
+
 def module_source_key(variant: str, variants_dir=VARIANTS_DIR) -> str:
     """sha256 (hex) of what a variant module is built from in this repository: its patch, the
-    headers the patch includes and its parameters in the registry. (The kernel's own tcp_bbr.c
-    it patches comes with the testbed kernel, recorded separately in run.json's testbed.)"""
+    headers the patch includes and its parameters in the registry, each as code_only() reads it,
+    so that a comment-only edit (a corrected explanation) leaves archived runs current. (The
+    kernel's own tcp_bbr.c it patches comes with the testbed kernel, recorded separately in
+    run.json's testbed.)"""
     variants_dir = pathlib.Path(variants_dir)
     h = hashlib.sha256()
     for path in [variants_dir / f"{variant}.patch", *variant_headers(variant, variants_dir)]:
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(path.name.encode() + b"\0" + code_only(path.read_text()).encode() + b"\0")
     h.update(json.dumps(variants.parameters(variant), sort_keys=True).encode())
     return h.hexdigest()
 
