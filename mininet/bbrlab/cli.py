@@ -81,6 +81,8 @@ def main(argv=None) -> int:
     p_arc_add = arc.add_parser("add", help="archive a results tree's finished runs")
     p_arc_add.add_argument("runs_root", help="a results tree's runs/ (ROOT/<experiment>/<point>/rep<k>)")
     p_arc_add.add_argument("--to", required=True, help="the archive directory, e.g. data/paper")
+    p_arc_add.add_argument("--experiment", action="append", default=[],
+                           help="only this experiment's runs (repeatable; default: every run below RUNS_ROOT)")
     p_arc_st = arc.add_parser("status", help="per run of the specs: fresh, stale or missing in the archive")
     p_arc_st.add_argument("archive_dir")
     p_arc_st.add_argument("specs", nargs="+")
@@ -126,6 +128,8 @@ def main(argv=None) -> int:
             from .data import archive
             if args.archive_command == "add":
                 runs = archive.complete_runs(args.runs_root)
+                if args.experiment:
+                    runs = [r for r in runs if r.parents[1].name in args.experiment]
                 if not runs:
                     raise archive.ArchiveError(f"{args.runs_root}: no finished run (<experiment>/<point>/rep<k>/run.json)")
                 counts = archive.add(args.to, runs)
