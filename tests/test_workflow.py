@@ -241,7 +241,7 @@ def test_run_key_ignores_documentation_and_sees_everything_else():
     key = runkey.run_key(job)
     assert re.fullmatch(r"[0-9a-f]{64}", key)
     for field, value in (("description", "other words"), ("point_label", "another label"),
-                         ("figure", "Fig. 99"), ("paper", "x"), ("run_key", "0")):
+                         ("figure", "Fig. 99"), ("paper", "x"), ("run_key", "0"), ("repetitions", 9)):
         assert runkey.run_key(dict(job, **{field: value})) == key, field
     for field, value in (("seed", job["seed"] + 1), ("duration_s", job["duration_s"] + 1),
                          ("profile", "paper"), ("clock", "real")):

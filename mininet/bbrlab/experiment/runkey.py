@@ -17,6 +17,9 @@ flow sees or the analysis reads from the run's data:
     point_label   the sweep point's human label (the report reads it from point_labels.csv;
                   relabelling a point is not a new run)
     run_key       spec.resolve_run's own digest of the whole job, which includes the above
+    repetitions   how many runs the point has: a run is its point, its repetition index and
+                  its seed (all keyed), so that adding seeds to a point (more repetitions)
+                  keeps the runs it already has current
 
 and three fields the runner adds when it runs the job (runner.execute), so that the key it
 records in run.json ("run_key") is the pipeline's:
@@ -37,7 +40,8 @@ import re
 
 from . import spec, variants
 
-EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key", "backend", "modules", "guest"})
+EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key", "repetitions",
+                      "backend", "modules", "guest"})
 
 
 def semantic(job: dict) -> dict:
