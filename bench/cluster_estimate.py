@@ -30,7 +30,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab.experiment import experiments, spec  # noqa: E402
+from bbrlab.experiment import experiments, repetitions  # noqa: E402
 
 
 def measured_rates(runs_dir: pathlib.Path) -> dict:
@@ -56,7 +56,7 @@ def estimate(experiments, profile, rates):
     overall = statistics.mean(rates.values())
     runs, sources = [], {"point": 0, "experiment": 0, "all": 0}
     for exp in experiments:
-        for job in spec.expand(spec.load(spec_file(exp), profile=profile)):
+        for job in repetitions.runs(spec_file(exp), profile=profile):
             if (exp, job["point"]) in rates:
                 rate, source = rates[(exp, job["point"])], "point"
             elif exp in by_experiment:

@@ -465,8 +465,10 @@ point_stats <- function(claim, point, runs, warmup_s) {
   if (claim$metric == "retrans_pkts" && n > 0) notes <- c(notes, retrans_note(claim, sel_ok))
   band <- if (claim$kind == "exact" && n > 0)
     match_band(claim, if (relative) mean(y) else NA_real_) else c(NA_real_, NA_real_)
+  read <- paste0(claim$experiment, "/", point)
+  if (relative) read <- c(read, unique(vapply(all_ref, function(r) paste0(r$key$experiment, "/", r$key$point), "")))
   list(point = point, label = if (length(all_sel)) point_label(all_sel[[1]]$meta) else point,
-       n = n, n_runs = n_runs, band = band,
+       n = n, n_runs = n_runs, band = band, read = read,
        q = q, q_lo = qi[1], q_hi = qi[2], value = display, lo = di[1], hi = di[2],
        sd = if (!relative && n > 1) stats::sd(x) else NA_real_,
        min = if (!relative && n > 0) min(x) else NA_real_,
@@ -525,6 +527,7 @@ evaluate_claim <- function(claim, runs, warmup_s = DEFAULT_WARMUP_S) {
   stats <- lapply(points, point_stats, claim = claim, runs = runs, warmup_s = warmup_s)
   n_runs <- sum(vapply(stats, `[[`, 0L, "n_runs"))
   notes <- unique(unlist(lapply(stats, `[[`, "notes")))
+  read <- unique(unlist(lapply(stats, `[[`, "read")))
   stats <- Filter(function(s) s$n > 0, stats)
   a <- if (length(stats) == 0) NULL
     else if (claim$kind == "trend") aggregate_trend(claim, stats)
@@ -532,9 +535,11 @@ evaluate_claim <- function(claim, runs, warmup_s = DEFAULT_WARMUP_S) {
   if (is.null(a)) {
     if (claim$kind == "trend" && length(stats) > 0)
       notes <- c(notes, sprintf("a trend needs >= 3 points; this profile ran %d", length(stats)))
-    return(claim_row(claim, list(n = 0L, n_runs = n_runs, n_points = length(stats)), notes, warmup_s))
+    return(claim_row(claim, list(n = 0L, n_runs = n_runs, n_points = length(stats), read = read),
+                     notes, warmup_s))
   }
   a$n_runs <- n_runs
+  a$read <- read
   claim_row(claim, a, notes, warmup_s)
 }
 
@@ -629,6 +634,7 @@ claim_row <- function(claim, a, notes, warmup_s) {
          strength = claim_strength(verdict, n, chr("match_status"), if (is.null(a$dir_status)) NA else a$dir_status),
          ref_experiment = claim$ref_experiment, ref_point = claim$ref_point, relation = claim$relation,
          note = paste(notes, collapse = "; "),
+         points_read = paste(sort(a$read %||% character()), collapse = ";"),
          warmup_s = warmup_s, tolerance_pct = 100 * TOLERANCE)
 }
 

@@ -23,7 +23,7 @@ import pathlib
 import signal
 import sys
 
-from .experiment import spec
+from .experiment import repetitions, spec
 from .host import backends, runner
 from .data.archive import ArchiveError
 
@@ -104,10 +104,10 @@ def main(argv=None) -> int:
     try:
         if args.command == "validate":
             for path in args.specs:
-                jobs = spec.expand(spec.load(path, profile=args.profile))
+                jobs = repetitions.runs(path, profile=args.profile)
                 print(f"{path}: ok, {len(jobs)} run(s)")
         elif args.command == "runs":
-            jobs = spec.expand(spec.load(args.spec, profile=args.profile))
+            jobs = repetitions.runs(args.spec, profile=args.profile)
             print(json.dumps([{"point": j["point"], "repetition": j["repetition"],
                                "dir": str(runner.run_dir_name("", j))} for j in jobs]))
         elif args.command == "labels":
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
             else:
                 counts = {"fresh": 0, "stale": 0, "missing": 0}
                 for path in args.specs:
-                    for job in spec.expand(spec.load(path, profile=args.profile)):
+                    for job in repetitions.runs(path, profile=args.profile):
                         state, _row = archive.lookup_job(args.archive_dir, job)
                         state = state or "missing"
                         counts[state] += 1

@@ -13,6 +13,7 @@ from bbrlab.data import archive as bbrarchive
 from bbrlab.experiment import experiments as bbrexperiments
 from bbrlab.host import modules as bbrmodules
 from bbrlab.host import resources as bbrresources
+from bbrlab.experiment import repetitions as bbrrepetitions
 from bbrlab.experiment import runkey as bbrrunkey
 from bbrlab.experiment import spec as bbrspec
 from bbrlab.experiment import variants as bbrvariants
@@ -103,7 +104,7 @@ _expanded = {}
 def expand_spec(experiment, profile):
     """The resolved runs of an experiment's spec in a profile (cached); the spec must name the experiment."""
     if (experiment, profile) not in _expanded:
-        jobs = bbrspec.expand(bbrspec.load(spec_path(experiment), profile=profile))
+        jobs = bbrrepetitions.runs(spec_path(experiment), profile=profile)
         names = sorted({j["name"] for j in jobs})
         if names != [experiment]:
             raise PlanError(f"experiment {experiment}: its spec {spec_path(experiment)} has name"

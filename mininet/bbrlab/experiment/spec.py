@@ -307,9 +307,12 @@ def _point_name(assignment: dict) -> str:
     return "__".join(parts)
 
 
-def expand(spec: dict) -> list:
-    """All runs of a validated spec: sweep points x repetitions, resolved."""
+def expand(spec: dict, point_repetitions=None) -> list:
+    """All runs of a validated spec: sweep points x repetitions, resolved. `point_repetitions`
+    ({point name: n}, experiment/repetitions.py) gives named points more repetitions than the
+    spec's; SpecError for a point the spec does not have or fewer than the spec's."""
     sweep = spec.get("sweep") or {}
+    more = dict(point_repetitions or {})
     overrides = spec.get("point_labels") or {}
     keys = list(sweep)
     runs, seen = [], {}
@@ -325,8 +328,18 @@ def expand(spec: dict) -> list:
         if seen.setdefault(label, point) != point:
             raise SpecError(f"{spec.get('name', 'spec')}: points {seen[label]} and {point} have the same label"
                             f" {label!r}: give one of them its own in point_labels")
-        for rep in range(1, deep_merge(DEFAULTS, point_spec)["repetitions"] + 1):
+        reps = deep_merge(DEFAULTS, point_spec)["repetitions"]
+        if point in more:
+            if more[point] < reps:
+                raise SpecError(f"{spec.get('name', 'spec')}: point {point}: {more.pop(point)} added"
+                                f" repetitions are fewer than the spec's {reps}")
+            reps = more.pop(point)
+            point_spec = dict(point_spec, repetitions=reps)
+        for rep in range(1, reps + 1):
             runs.append(resolve_run(point_spec, point, rep, assignment, label))
+    if more:
+        raise SpecError(f"{spec.get('name', 'spec')}: added repetitions name points it does not have:"
+                        f" {', '.join(sorted(more))}")
     return runs
 
 

@@ -18,7 +18,7 @@ import socket
 import subprocess
 import time
 
-from ..experiment import runkey, spec
+from ..experiment import repetitions, runkey, spec
 from . import backends, modules
 from ..data import archive, fidelity, tidy
 from .progress import RunProgress
@@ -180,7 +180,7 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
     results archive directory, bbrlab/data/archive.py) a run the archive holds with this checkout's
     keys is restored from it instead of booted; the backend is checked only for the others."""
     overrides = {"clock": clock} if clock else None
-    jobs = spec.expand(spec.load(path, profile=profile, overrides=overrides))
+    jobs = repetitions.runs(path, profile=profile, overrides=overrides)
     if only_point is not None:
         jobs = [j for j in jobs if j["point"] == only_point]
     if only_rep is not None:
