@@ -9,6 +9,9 @@
     archive add RUNS_ROOT --to DIR    put a results tree's finished runs into a results archive
     archive status DIR SPEC... [--profile P]
                                       per run of the specs: fresh, stale or missing in the archive
+    add-repetitions CLAIMS_CSV... [--profile paper] [--dry-run]
+                                      one round of the added-repetitions rule (docs/paper-profile.md):
+                                      the points of the marginal claims get 3 more seeds
     check-native                      say whether this host can run the native backend
     clean [--dry-run]                 remove a killed native run's leftovers (like mn -c)
     vagrant-run SPEC --out ROOT --point NAME --rep K [--profile P]
@@ -97,6 +100,11 @@ def main(argv=None) -> int:
     p_tidy = sub.add_parser("tidy", help="recompute finished runs' tidy data from their raw/ files "
                                          "(after a parser change; run.json records it)")
     p_tidy.add_argument("runs", nargs="+", help="run directories (with run.json and raw/)")
+    p_add = sub.add_parser("add-repetitions", help="one round of the added-repetitions rule "
+                                                   "(docs/paper-profile.md)")
+    p_add.add_argument("claims", nargs="+", help="claims tables (results/<profile>/report/generated/claims_*.csv)")
+    p_add.add_argument("--profile", default="paper")
+    p_add.add_argument("--dry-run", action="store_true", help="only print the rows the round adds")
     p_clean = sub.add_parser("clean", help="remove a killed native run's leftovers from this host (like mn -c)")
     p_clean.add_argument("--dry-run", action="store_true", help="only say what would be removed")
     p_clean.add_argument("--quiet", action="store_true")
@@ -144,6 +152,8 @@ def main(argv=None) -> int:
                         counts[state] += 1
                         print(f"{state:8} {job['name']}/{job['point']}/rep{job['repetition']}")
                 print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
+        elif args.command == "add-repetitions":
+            add_repetitions(args.claims, args.profile, args.dry_run)
         elif args.command == "tidy":
             for path in args.runs:
                 print(f"{path}: {runner.retidy(pathlib.Path(path))}")
@@ -180,4 +190,31 @@ def main(argv=None) -> int:
     except runner.RunFailed as err:
         print(f"bbrlab: run failed: {err}", file=sys.stderr)
         return 4
+    except (repetitions.TableError, repetitions.RuleError) as err:
+        print(f"bbrlab: added repetitions: {err}", file=sys.stderr)
+        return 2
     return 0
+
+
+def add_repetitions(claims_paths, profile, dry_run=False) -> None:
+    """One round of the rule: read the claims tables, add the marked points' rows to
+    config/added_repetitions.csv (unless dry_run) and print them."""
+    from .experiment import experiments
+    rows = []
+    for path in claims_paths:
+        with open(path, newline="") as f:
+            table = list(csv.DictReader(f))
+        if table and "points_read" not in table[0]:
+            raise repetitions.TableError(f"{path}: no points_read column (a claims table of an earlier revision)")
+        rows += table
+    exps = experiments.load(repetitions.REPO)[0]
+    base = {name: spec.load(repetitions.REPO / e.spec, profile=profile).get("repetitions", 1)
+            for name, e in exps.items() if profile in e.profiles}
+    new = repetitions.next_round(rows, profile, base)
+    for row in new:
+        print(f"round {row['round']}: {row['experiment']}/{row['point']} -> {row['repetitions']} repetitions"
+              f" ({row['claims']})")
+    marginal = sum(1 for r in rows if r["strength"] == "marginal" and r["verdict"] != "not run")
+    print(f"{marginal} marginal claims mark {len(new)} points" + (" (dry run: nothing written)" if dry_run else ""))
+    if new and not dry_run:
+        repetitions.write(new)

@@ -296,6 +296,9 @@ def test_relative_claim_over_sweep_points(tmp_path):
     assert rows["all"]["verdict"] == "not reproduced" and rows["all"]["at"] == "arm=bbq__rate=400"
     assert rows["all"]["direction_points"] == "2/3"
     assert float(rows["max"]["mean"]) == pytest.approx(4.0) and rows["max"]["at"] == "arm=bbq__rate=100"
+    # the points each claim reads, its references included (the added-repetitions rule marks them)
+    assert rows["all"]["points_read"].split(";") == sorted(
+        f"e/arm={arm}__rate={rate}" for arm in ("bbq", "bbr") for rate in (10, 100, 400))
 
 
 # ---- intervals and strength ---------------------------------------------------------
