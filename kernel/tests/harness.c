@@ -73,6 +73,11 @@ u64 h_fca_mean_window(u64 w0, u64 rtt, int fc)
 
 u64 h_fca_bound_rate(u64 b, u32 bw_max) { return fca_bound_rate(b, bw_max); }
 
+u64 h_fca_estimate_rate(u64 t_fc, u64 t_nfc, u64 r, u64 rtt, u32 bw_max, int cap)
+{
+	return fca_estimate_rate(t_fc, t_nfc, r, rtt, bw_max, cap);
+}
+
 u64 h_fca_cubic_rate(u64 t_fc, u64 t_nfc, u64 r, u64 rtt)
 {
 	return fca_cubic_rate(t_fc, t_nfc, r, rtt);

@@ -31,8 +31,15 @@ static inline s64 abbr_backlog(u32 inflight, u64 delivered_pkts)
 /* Pacing gain: 1.25 when Q == 0, else Eq. 5, 1 + (alpha - Q) / (8 * BDP).
  * Q and BDP are measured, so "Q == 0" is taken as Q < 1 packet (including
  * Q < 0, which the paper rules out in theory but noisy samples produce).
- * The result is clamped to [0.75, 1.25]: with cwnd_gain 2, Q <= 2 BDP keeps
- * Eq. 5 above 0.75 - alpha/(8 BDP); the floor only guards noisy samples.
+ * The result is clamped to [0.75, 1.25] (the clamp is ours, the paper gives
+ * none). Eq. 5 is at least 0.75 while Q <= alpha + 2 BDP: at Q = 2 BDP it is
+ * 0.75 + alpha/(8 BDP). cwnd_gain 2 alone keeps inflight, and so Q, at most
+ * 2 BDP, but Linux 6.1's cwnd adds the ACK-aggregation allowance (up to
+ * 100 ms of bandwidth), so Q can pass alpha + 2 BDP, most easily for a flow
+ * whose BDP is a few packets (short RTT or small share); the floor then
+ * binds. The ceiling binds only for alpha - Q > 2 BDP with Q >= 1: never at
+ * alpha = 3 (BDP is taken as at least 1 packet). How often the floor binds
+ * in the runs: bench/results/abbr-clamp-2026-11-26.md.
  */
 static inline u32 abbr_pacing_gain(s64 q, u32 alpha_pkts, u64 bdp)
 {

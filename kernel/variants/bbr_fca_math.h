@@ -197,15 +197,30 @@ static inline u64 fca_cubic_rate(u64 t_fc, u64 t_nfc, u64 r, u64 rtt)
 			       USEC_PER_SEC, t);
 }
 
-/* Sanity bound: the estimate is at most the highest delivery rate the
- * connection has measured (bw_max, tcp_bbr.c's bw unit), a lower bound on
- * the bottleneck's rate that no competing flow can exceed. 0 while nothing
- * is measured.
+/* The optional cap (module parameter bw_cap, off by default): b at most the
+ * highest delivery rate the connection has measured (bw_max, tcp_bbr.c's bw
+ * unit; 0 while nothing is measured). Not a bound on the CUBIC flow's rate:
+ * a measured delivery rate is a LOWER bound on the bottleneck's rate, and a
+ * competing flow may send at anything up to the bottleneck's rate, so the cap
+ * also cuts correct estimates whenever this flow has not measured as much as
+ * the CUBIC flow sends (e.g. it started into CUBIC's queue); see the top of
+ * tcp_bbr.c and bench/results/fca-bound-2026-11-26.md.
  */
 static inline u64 fca_bound_rate(u64 b, u32 bw_max)
 {
 	return min_t(u64, b, (u64)bw_max * USEC_PER_SEC >>
 			     (BW_SCALE - FCA_PKT_SHIFT));
+}
+
+/* The CUBIC rate BBR-FCA acts on (Eq. 8, fca_cubic_rate), capped at bw_max
+ * by fca_bound_rate only when cap is set (bw_cap=1).
+ */
+static inline u64 fca_estimate_rate(u64 t_fc, u64 t_nfc, u64 r, u64 rtt,
+				    u32 bw_max, bool cap)
+{
+	u64 b = fca_cubic_rate(t_fc, t_nfc, r, rtt);
+
+	return cap ? fca_bound_rate(b, bw_max) : b;
 }
 
 /* Target window so that BBR's average rate equals s (Eq. 11), in FCA_PKT_UNIT:

@@ -15,6 +15,7 @@ import tarfile
 from fractions import Fraction
 
 import pytest
+import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VARIANTS = REPO / "kernel" / "variants"
@@ -36,6 +37,7 @@ SIGNATURES = {
     "h_fca_mean_window": (u64, [u64, u64, c_int]),
     "h_fca_bound_rate": (u64, [u64, u32]),
     "h_fca_cubic_rate": (u64, [u64, u64, u64, u64]),
+    "h_fca_estimate_rate": (u64, [u64, u64, u64, u64, u32, c_int]),
     "h_fca_w_target": (u64, [u64, u64, u64, u64, u64, u64, u32]),
     "h_fca_pacing_bw": (u32, [u64, u64]),
     "h_fca_cwnd_gain": (u32, [u64, u32, u32]),
@@ -704,7 +706,8 @@ def test_fca_window_count_wraps_full(lib):
 
 
 def bound_mismatches(lib):
-    """The estimate is capped at the highest delivery rate measured (BBR bw unit, packets/us << 24)."""
+    """fca_bound_rate, the optional cap (bw_cap=1): the estimate at most the highest delivery rate
+    measured (BBR bw unit, packets/us << 24)."""
     bad = []
     bw_100mbit = round(100e6 / 8 / 1500 / 1e6 * BW_UNIT)              # 8333 packets/s
     cap = bw_100mbit * 1e6 / BW_UNIT
@@ -721,8 +724,41 @@ def bound_mismatches(lib):
     return bad
 
 
-def test_fca_estimate_bounded_by_measured_delivery_rate(lib):
+def test_fca_optional_cap_at_measured_delivery_rate(lib):
     assert bound_mismatches(lib) == []
+
+
+def bw_cap_default():
+    """bbr_fca's bw_cap default in mininet/bbrlab/experiment/variants.yaml (what the module runs with)."""
+    reg = yaml.safe_load((REPO / "mininet" / "bbrlab" / "experiment" / "variants.yaml").read_text())
+    return reg["variants"]["bbr_fca"]["params"]["bw_cap"]["default"]
+
+
+def cap_mismatches(lib):
+    """The paper's model (Sec. IV): a CUBIC flow whose FC and non-FC phases alternate with W0 and R
+    sends at B (the integrated window curve). A BBR-FCA flow that started into CUBIC's queue has
+    measured less than B (here bw_max = B / 2, the share it got): a measured delivery rate is a
+    lower bound on the bottleneck's rate, and the CUBIC flow may send at anything up to that rate,
+    so with the module's default the rate BBR-FCA acts on must be Eq. 8's (B), not bw_max. With
+    bw_cap=1 it is min(B, bw_max), as documented."""
+    bad = []
+    cap = bw_cap_default()
+    for w0, rtt in ((100, 0.02), (1000, 0.04), (30_000, 0.04)):
+        t_fc, t_nfc = (round(t * 1e6) for t in cubic_phase_times(w0, rtt))
+        want = cubic_rate_integrated(w0, rtt, rtt)                   # packets/s
+        raw = lib.h_fca_cubic_rate(t_fc, t_nfc, round(rtt * 1e6), round(rtt * 1e6))
+        bw_max = round(want / 2 / 1e6 * BW_UNIT)
+        got = lib.h_fca_estimate_rate(t_fc, t_nfc, round(rtt * 1e6), round(rtt * 1e6), bw_max, cap)
+        if cap or got != raw or abs(got / FCA_UNIT - want) / want > 2e-4:
+            bad.append(("default cut by bw_max", w0, rtt, cap, got / FCA_UNIT, want))
+        capped = lib.h_fca_estimate_rate(t_fc, t_nfc, round(rtt * 1e6), round(rtt * 1e6), bw_max, 1)
+        if capped != lib.h_fca_bound_rate(raw, bw_max) or not capped < raw:
+            bad.append(("bw_cap=1 is not min(B, bw_max)", w0, rtt, capped / FCA_UNIT, raw / FCA_UNIT))
+    return bad
+
+
+def test_fca_estimate_not_cut_by_the_rate_it_measured(lib):
+    assert cap_mismatches(lib) == []
 
 
 FCA_MUTATIONS = {
@@ -736,11 +772,14 @@ FCA_MUTATIONS = {
                                                "(15 * t_us) << FCA_PKT_SHIFT, 8 *"),
     "t from R when t_nfc <= R": ("bbr_fca_math.h", "t = (t_fc + t_nfc) / 2 + r;", "t = (t1 + t2) / 2 + rtt + r;"),
     "no bound": ("bbr_fca_math.h", "return min_t(u64, b, (u64)bw_max", "return b + 0 * ((u64)bw_max"),
+    # the module's earlier default: the estimate always capped at the highest measured rate
+    "cap always on": ("bbr_fca_math.h", "return cap ? fca_bound_rate(b, bw_max) : b;",
+                      "return fca_bound_rate(b, bw_max + 0 * cap);"),
 }
 
 
 def fca_mismatches(lib):
-    checks = {"eq8": eq8_mismatches(lib, limit=1), "bound": bound_mismatches(lib),
+    checks = {"eq8": eq8_mismatches(lib, limit=1), "bound": bound_mismatches(lib), "cap": cap_mismatches(lib),
               "model": [c for c, rel in cubic_rate_model_errors(lib) if rel > 2e-4 and c[0] >= 10][:1],
               "mean window": [c[:3] for c in mean_window_errors(lib)
                               if abs(c[3] - c[4]) > 1 / FCA_UNIT + 2e-5 * c[4]][:1],
