@@ -14,6 +14,8 @@ tests fail for each (bench/results/glue-mutations-*.md).
 Skipped, with the reason, when gcc or patch is missing or no kernel source is at hand
 (build/kernel/src, or the linux-source-6.1 tarball).
 """
+import ctypes
+
 import pytest
 
 import variant_glue as vg
@@ -281,6 +283,55 @@ def test_fca_bound_binds(glue):
     run = FcaRun(g, 0.5 * want)
     run.losses(0.5 * want)
     assert abs(run.b_cubic() - 0.5 * want) / want < 1e-3, (run.b_cubic(), want)
+    g.free(run.sk)
+
+
+def test_fca_paces_at_p_with_cwnd_gain_g_w(glue):
+    """Eq. 12: p = w_target / R (R = srtt), paced less BBR's 1 % margin (kernel/variants/README.md);
+    Eq. 13: g_w = w_target / (p RTprop) = srtt / min_rtt = 2; pacing gain 1."""
+    g = glue("bbr_fca")
+    run = FcaRun(g, 4 * eq8())
+    run.losses(4 * eq8())
+    mss = g.get(run.sk, TCP, "mss_cache")
+    p = g.get(run.sk, FCA, "w_target") / 1024 / (FCA_SRTT / 1e6)
+    rate = g.get(run.sk, SOCK, "sk_pacing_rate")
+    assert abs(rate - p * mss * 0.99) / (p * mss) < 1e-3, (rate, p * mss * 0.99)
+    info = g.info(run.sk)
+    assert abs(info["cwnd_gain"] / BBR_UNIT - FCA_SRTT / FCA_MIN_RTT) <= 2 / BBR_UNIT, info
+    assert info["pacing_gain"] == BBR_UNIT
+    g.free(run.sk)
+
+
+def test_fca_off_once_losses_are_no_longer_recent(glue):
+    """Losses are recent for 2 t_fc (recent_pct = 200); after that the flow is BBR again: bit 0 clear,
+    BBR's bandwidth estimate and cwnd gain in bbr_info, BBR's pacing rate."""
+    g = glue("bbr_fca")
+    run = FcaRun(g, 4 * eq8())
+    run.losses(4 * eq8())
+    run.ack(4 * eq8(), run.now + round(1.9 * T_FC * 1e6))
+    assert g.get(run.sk, BBR, "fca_active") == 1
+    run.ack(4 * eq8(), run.now + round(0.2 * T_FC * 1e6))
+    assert g.get(run.sk, BBR, "fca_active") == 0
+    info = g.info(run.sk)
+    mss = g.get(run.sk, TCP, "mss_cache")
+    assert info["bw_lo"] & 1 == 0 and info["cwnd_gain"] == 2 * BBR_UNIT
+    assert abs(info["bw_lo"] - 4 * eq8() * mss) / (4 * eq8() * mss) < 1e-3
+    g.free(run.sk)
+
+
+def test_fca_without_memory_runs_as_bbr_and_counts(glue):
+    """No memory for the per-connection state: plain BBR, counted in the read-only alloc_failures."""
+    g = glue("bbr_fca")
+    before = g.dll.glue_param_get(b"alloc_failures")
+    ctypes.c_int.in_dll(g.dll, "glue_alloc_fail").value = 1
+    try:
+        run = FcaRun(g, 4 * eq8())
+    finally:
+        ctypes.c_int.in_dll(g.dll, "glue_alloc_fail").value = 0
+    run.losses(4 * eq8())
+    assert g.get(run.sk, BBR, "fca_id") == 0 and g.get(run.sk, BBR, "fca_active") == 0
+    assert g.dll.glue_param_get(b"alloc_failures") == before + 1
+    assert g.param("alloc_failures", 0) == -1                     # -EPERM
     g.free(run.sk)
 
 
