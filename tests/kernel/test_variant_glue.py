@@ -115,6 +115,27 @@ def test_bbr_e_gain_from_the_rtt_sample(glue, rtt_sample, srtt, gain):
     g.free(sk)
 
 
+def test_bbr_e_extra_acked_cwnd_0_drops_the_aggregation_allowance(glue):
+    """extra_acked_cwnd=0: the cwnd target is cwnd_gain x BDP (+ BBR's quantization budget) as in the
+    paper's Linux 4.14; =1 adds 6.1's allowance, here the 50 packets of extra_acked
+    (kernel/variants/README.md, "BBR-E and ACK aggregation")."""
+    g = glue("bbr_e")
+    cwnd = {}
+    try:
+        for on in (1, 0):
+            assert g.param("extra_acked_cwnd", on) == 0
+            sk = steady(g, 10_000, snd_cwnd=1000)
+            g.set(sk, BBR, **{"extra_acked[0]": 50, "extra_acked[1]": 50})
+            g.ack(sk, **sample(10_000))                           # RTT <= RTprop: gain 2
+            cwnd[on] = g.get(sk, TCP, "snd_cwnd")
+            g.free(sk)
+    finally:
+        g.param("extra_acked_cwnd", 1)
+    bdp = BW_PPS * MIN_RTT / 1e6
+    assert 2 * bdp <= cwnd[0] <= 2 * bdp + 3 * 127 + 2, cwnd     # budget: 3 TSO bursts of <= 127
+    assert cwnd[1] - cwnd[0] == 50, cwnd
+
+
 # --- Adaptive-BBR (Yang et al., Alg. 1, Eqs. 5-6) ---------------------------------------------------
 
 def eq5(q_pkts, bdp_pkts, alpha=3):
@@ -319,6 +340,22 @@ def test_fca_off_once_losses_are_no_longer_recent(glue):
     g.free(run.sk)
 
 
+def test_fca_rto_is_a_loss_event_when_it_fires(glue):
+    """A retransmission timeout (set_state TCP_CA_Loss) ends the CA phase when it fires, not at the next
+    ACK (which may come much later)."""
+    g = glue("bbr_fca")
+    run = FcaRun(g, 4 * eq8())
+    run.losses(4 * eq8())
+    phases = g.get(run.sk, FCA, "phase.n")
+    rto = run.now + 1_500_000
+    g.set_clock(run.sk, rto)
+    g.set_ca_state(run.sk, 4)                                       # TCP_CA_Loss
+    run.ack(4 * eq8(), rto + 300_000)
+    assert g.get(run.sk, FCA, "phase.n") == phases + 1
+    assert g.get(run.sk, FCA, "last_loss") == rto and g.get(run.sk, FCA, "phase_start") == rto
+    g.free(run.sk)
+
+
 def test_fca_without_memory_runs_as_bbr_and_counts(glue):
     """No memory for the per-connection state: plain BBR, counted in the read-only alloc_failures."""
     g = glue("bbr_fca")
@@ -335,10 +372,10 @@ def test_fca_without_memory_runs_as_bbr_and_counts(glue):
     g.free(run.sk)
 
 
-@pytest.mark.parametrize("mutation", list(vg.MUTATIONS))
+@pytest.mark.parametrize("mutation", [*vg.MUTATIONS, *vg.EXTRA_MUTATIONS])
 def test_each_mutation_names_one_line_of_its_patch(mutation, tmp_path):
     """bench/glue_mutations.py's wrong glues still apply to the patches as they are."""
     variants = vg.REPO / "kernel" / "variants"
     out = vg.mutate(variants, tmp_path / "v", mutation)
-    patch = vg.MUTATIONS[mutation][0]
+    patch = {**vg.MUTATIONS, **vg.EXTRA_MUTATIONS}[mutation][0]
     assert (out / patch).read_text() != (variants / patch).read_text()

@@ -256,10 +256,29 @@ MUTATIONS = {
 }
 
 
+# Further wrong glues, for the tests beyond the issue's seven (same form; the bench runs them too).
+EXTRA_MUTATIONS = {
+    "BBQ: probe capped at alpha with or without a queue":
+        ("bbq.patch", "bbr->bbq_queue, rs->losses,", "1, rs->losses,"),
+    "BBR-E: extra_acked_cwnd ignored":
+        ("bbr_e.patch", "if (bbr_extra_acked_gain && READ_ONCE(extra_acked_cwnd.val) &&",
+         "if (bbr_extra_acked_gain && (READ_ONCE(extra_acked_cwnd.val) || 1) &&"),
+    "BBR-FCA: paces at BBR's bandwidth estimate instead of p":
+        ("bbr_fca.patch", "bw = f->p_bw;", "bw = bbr_bw(sk);"),
+    "BBR-FCA: losses recent for twice as long":
+        ("bbr_fca.patch", "READ_ONCE(recent_pct.val)));", "2 * READ_ONCE(recent_pct.val)));"),
+    "BBR-FCA: an RTO timed at the next ACK":
+        ("bbr_fca.patch", "fca_ca_state(sk, TCP_CA_Loss);", "(void)sk;"),
+    "BBR-FCA: allocation failures not counted":
+        ("bbr_fca.patch", "atomic_inc(&fca_alloc_failures);", "atomic_read(&fca_alloc_failures);"),
+}
+
+
 def mutate(src_dir: pathlib.Path, dest: pathlib.Path, mutation: str) -> pathlib.Path:
-    """Copy the patches and headers of src_dir into dest with MUTATIONS[mutation] applied to one added
-    line of its patch; returns dest. Raises ValueError unless the text names exactly one added line."""
-    patch, old, new = MUTATIONS[mutation]
+    """Copy the patches and headers of src_dir into dest with MUTATIONS[mutation] (or EXTRA_MUTATIONS[...])
+    applied to one added line of its patch; returns dest. Raises ValueError unless the text names
+    exactly one added line."""
+    patch, old, new = {**MUTATIONS, **EXTRA_MUTATIONS}[mutation]
     shutil.copytree(src_dir, dest)
     path = dest / patch
     lines = path.read_text().split("\n")

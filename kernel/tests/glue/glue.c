@@ -194,6 +194,7 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 		FIELD(bbr, pacing_gain) FIELD(bbr, cwnd_gain) FIELD(bbr, full_bw_reached)
 		FIELD(bbr, full_bw_cnt) FIELD(bbr, cycle_idx) FIELD(bbr, has_seen_rtt)
 		FIELD(bbr, prior_cwnd) FIELD(bbr, full_bw)
+		FIELD(bbr, extra_acked[0]) FIELD(bbr, extra_acked[1])
 #ifdef GLUE_VARIANT_bbq
 		FIELD(bbr, bbq_queue)
 #endif
