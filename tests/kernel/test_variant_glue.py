@@ -158,8 +158,9 @@ def test_abbr_bdp_from_the_max_filter(glue):
 
 
 def held_socket(g):
-    """prior_in_flight 60 packets, of which the 10 newest are still held in the sender's fq (departure
-    time after now) and 50 are on the path; 50 packets delivered per RTprop."""
+    """The retransmit queue, oldest first: 5 segments of 10 packets that have departed, then the 10
+    newest packets still held in the sender's fq (departure time after now); 50 packets delivered per
+    RTprop."""
     sk = steady(g, 12_000)
     for i in range(5):
         g.rtx_push(sk, (NOW - 5_000 + i * 1_000) * 1000, segs=10)     # departed
@@ -168,14 +169,16 @@ def held_socket(g):
     return sk
 
 
-def test_abbr_inflight_leaves_out_held_segments(glue):
+@pytest.mark.parametrize("prior_in_flight", [60, 80])
+def test_abbr_inflight_leaves_out_held_segments(glue, prior_in_flight):
     """inflight is the data on the path (the paper's ns-3 sender paces inside TCP;
-    kernel/variants/README.md, "Adaptive-BBR and fq"): 60 - 10 held = 50 = RTprop * d, so Q = 0 and
-    the gain is 1.25."""
+    kernel/variants/README.md, "Adaptive-BBR and fq"): prior_in_flight less the 10 held packets, and
+    only those. 60: Q = 60 - 10 - 50 = 0, gain 1.25; 80: Q = 20."""
     g = glue("adaptive_bbr")
     sk = held_socket(g)
-    g.ack(sk, **sample(12_000, prior_in_flight=60, delivered=50))
-    assert g.info(sk)["pacing_gain"] == 1.25 * BBR_UNIT
+    g.ack(sk, **sample(12_000, prior_in_flight=prior_in_flight, delivered=50))
+    want = eq5(prior_in_flight - 10 - 50, BW_PPS * MIN_RTT / 1e6)
+    assert abs(g.info(sk)["pacing_gain"] / BBR_UNIT - want) <= 0.5 / BBR_UNIT, (g.info(sk), want)
     g.free(sk)
 
 

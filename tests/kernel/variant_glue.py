@@ -260,6 +260,9 @@ MUTATIONS = {
 EXTRA_MUTATIONS = {
     "BBQ: probe capped at alpha with or without a queue":
         ("bbq.patch", "bbr->bbq_queue, rs->losses,", "1, rs->losses,"),
+    "Adaptive-BBR: departed segments subtracted too":
+        ("adaptive_bbr.patch", "while (skb && skb->skb_mstamp_ns > tp->tcp_clock_cache &&",
+         "while (skb && (skb->skb_mstamp_ns > tp->tcp_clock_cache || 1) &&"),
     "BBR-E: extra_acked_cwnd ignored":
         ("bbr_e.patch", "if (bbr_extra_acked_gain && READ_ONCE(extra_acked_cwnd.val) &&",
          "if (bbr_extra_acked_gain && (READ_ONCE(extra_acked_cwnd.val) || 1) &&"),
