@@ -65,7 +65,7 @@ def report(results: dict) -> str:
             change, caught = "none", "(must pass: " + ("yes" if not res["failed"] and not res["skipped"] else "NO") + ")"
         else:
             patch, old, new = {**vg.MUTATIONS, **vg.EXTRA_MUTATIONS}[label]
-            change = f"{patch}: `{old}` -> `{new}`"
+            change = f"{patch}: `{old}` -> `{new}`".replace("|", "\\|")    # a pipe would split the cell
             caught = "yes" if res["failed"] else "**NO**"
         failed = "<br>".join(res["failed"]) or "–"
         if res["skipped"]:
