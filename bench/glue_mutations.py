@@ -7,7 +7,7 @@ variant's patch changed), then of its EXTRA_MUTATIONS (wrong glues for the furth
 runs tests/kernel/test_variant_glue.py against it (GLUE_VARIANTS_DIR), then records which tests
 failed; first the same run on the unchanged patches, which must pass. Writes a Markdown table to
 FILE (default bench/results/glue-mutations-<today>.md). Host only (gcc, patch, the kernel source as
-the tests find it); about 15 s per run, 15 runs. Exit status 1 if the baseline fails, a run is skipped, or a
+the tests find it); about 15 s per run, 16 runs. Exit status 1 if the baseline fails, a run is skipped, or a
 mutation passes every test.
 """
 import argparse

@@ -227,9 +227,9 @@ class FcaRun:
     sample of `rate` packets/s; losses enter Recovery (set_state, then an ACK) and leave it after
     RECOVERY. The module times the phases itself (fca_ca_state)."""
 
-    def __init__(self, g, bw_pps):
-        self.g, self.now = g, NOW
-        self.sk = g.socket(FCA_SRTT, FCA_MIN_RTT, NOW, delivered=1_000_000)
+    def __init__(self, g, bw_pps, srtt_us=FCA_SRTT):
+        self.g, self.now, self.srtt = g, NOW, srtt_us
+        self.sk = g.socket(srtt_us, FCA_MIN_RTT, NOW, delivered=1_000_000)
         vg.probe_bw(g, self.sk, bw_pps, cycle_idx=2, pacing_gain=1.0)
         g.set(self.sk, BBR, next_rtt_delivered=0)
         self.ack(bw_pps)
@@ -242,7 +242,7 @@ class FcaRun:
         g.set(sk, BBR, min_rtt_stamp=g.jiffies.value)     # RTprop confirmed: no PROBE_RTT in the run
         delivered = g.get(sk, TCP, "delivered")
         g.set(sk, TCP, delivered=delivered + 100)
-        g.ack(sk, rtt_us=FCA_SRTT, delivered=100, interval_us=round(100 / rate_pps * 1e6),
+        g.ack(sk, rtt_us=self.srtt, delivered=100, interval_us=round(100 / rate_pps * 1e6),
               prior_delivered=delivered, prior_in_flight=50, acked_sacked=1)
 
     def losses(self, rate_pps, phases=10):
@@ -323,6 +323,24 @@ def test_fca_paces_at_p_with_cwnd_gain_g_w(glue):
     info = g.info(run.sk)
     assert abs(info["cwnd_gain"] / BBR_UNIT - FCA_SRTT / FCA_MIN_RTT) <= 2 / BBR_UNIT, info
     assert info["pacing_gain"] == BBR_UNIT
+    g.free(run.sk)
+
+
+def test_fca_cwnd_target_is_w_target(glue):
+    """Eqs. 11-13: the cwnd gain g_w makes BBR's target g_w x p x RTprop = w_target (plus BBR's
+    quantization budget, 3 TSO bursts, and its ACK-aggregation allowance). srtt = 1.5 min_rtt here, so
+    g_w = 1.5 and BBR's own gain 2 would give 4/3 w_target."""
+    g = glue("bbr_fca")
+    run = FcaRun(g, 4 * eq8(), srtt_us=30_000)
+    run.losses(4 * eq8())
+    g.set(run.sk, TCP, snd_cwnd=100_000)              # far above: the next ACK sets cwnd to the target
+    run.ack(4 * eq8(), run.now + 1_000)
+    assert g.get(run.sk, BBR, "fca_active") == 1
+    w_target = g.get(run.sk, FCA, "w_target") / 1024
+    extra = max(g.get(run.sk, BBR, "extra_acked[0]"), g.get(run.sk, BBR, "extra_acked[1]"))
+    tso = max(2, g.get(run.sk, SOCK, "sk_pacing_rate") >> 10) // g.get(run.sk, TCP, "mss_cache") + 2
+    over = g.get(run.sk, TCP, "snd_cwnd") - extra - w_target
+    assert -1 <= over <= 3 * tso + 3, (g.get(run.sk, TCP, "snd_cwnd"), w_target, extra, tso)
     g.free(run.sk)
 
 

@@ -268,6 +268,8 @@ EXTRA_MUTATIONS = {
          "if (bbr_extra_acked_gain && (READ_ONCE(extra_acked_cwnd.val) || 1) &&"),
     "BBR-FCA: paces at BBR's bandwidth estimate instead of p":
         ("bbr_fca.patch", "bw = f->p_bw;", "bw = bbr_bw(sk);"),
+    "BBR-FCA: cwnd target with BBR's cwnd gain instead of g_w":
+        ("bbr_fca.patch", "f ? f->cwnd_gain : bbr->cwnd_gain);", "bbr->cwnd_gain);"),
     "BBR-FCA: losses recent for twice as long":
         ("bbr_fca.patch", "READ_ONCE(recent_pct.val)));", "2 * READ_ONCE(recent_pct.val)));"),
     "BBR-FCA: an RTO timed at the next ACK":
