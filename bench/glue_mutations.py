@@ -1,0 +1,103 @@
+"""Do the glue tests catch a wrong glue? Seven mutations of the variants' kernel glue, one at a time.
+
+Usage: .venv/bin/python bench/glue_mutations.py [--out FILE]
+
+For each mutation of tests/kernel/variant_glue.py's MUTATIONS (issue 24's list: one added line of a
+variant's patch changed), then of its EXTRA_MUTATIONS (wrong glues for the further tests), copies kernel/variants to a temporary directory with that line changed and
+runs tests/kernel/test_variant_glue.py against it (GLUE_VARIANTS_DIR), then records which tests
+failed; first the same run on the unchanged patches, which must pass. Writes a Markdown table to
+FILE (default bench/results/glue-mutations-<today>.md). Host only (gcc, patch, the kernel source as
+the tests find it); about 15 s per run, 16 runs. Exit status 1 if the baseline fails, a run is skipped, or a
+mutation passes every test.
+"""
+import argparse
+import datetime
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "kernel"))
+sys.path.insert(0, str(ROOT / "bench"))
+import variant_glue as vg  # noqa: E402
+from bench_io import write_text_atomic  # noqa: E402
+
+TESTS = "tests/kernel/test_variant_glue.py"
+
+
+def run_tests(variants: pathlib.Path, junit: pathlib.Path) -> dict:
+    """Run the glue tests against the patches in `variants`; {"passed": n, "failed": [test ids],
+    "skipped": [reasons]} from pytest's JUnit report."""
+    env = dict(os.environ, GLUE_VARIANTS_DIR=str(variants))
+    subprocess.run([sys.executable, "-m", "pytest", TESTS, "-q", "-p", "no:cacheprovider",
+                    "-k", "not each_mutation", f"--junitxml={junit}"], cwd=ROOT, env=env,
+                   capture_output=True, text=True)
+    if not junit.exists():
+        raise RuntimeError(f"pytest wrote no report for {variants}")
+    out = {"passed": 0, "failed": [], "skipped": []}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            out["failed"].append(case.get("name"))
+        elif (skip := case.find("skipped")) is not None:
+            out["skipped"].append(skip.get("message", ""))
+        else:
+            out["passed"] += 1
+    return out
+
+
+def report(results: dict) -> str:
+    """The Markdown record: one row per run (baseline first)."""
+    lines = [f"# Glue mutations ({datetime.date.today().isoformat()})", "",
+             "`bench/glue_mutations.py`: each mutation changes one added line of a variant's patch "
+             "(tests/kernel/variant_glue.py MUTATIONS); `tests/kernel/test_variant_glue.py` then runs against "
+             "the mutated patches (the patched tcp_bbr.c compiled on the host against kernel/tests/glue/kapi.h). "
+             "A mutation is caught when at least one test fails.", "",
+             "| run | changed line (patch: old -> new) | tests passed | tests failed | caught |", "|---|---|---|---|---|"]
+    for label, res in results.items():
+        if label == next(iter(vg.EXTRA_MUTATIONS)):
+            lines += ["", "Further wrong glues, for the tests beyond issue 24's seven:", "",
+                      "| run | changed line (patch: old -> new) | tests passed | tests failed | caught |",
+                      "|---|---|---|---|---|"]
+        if label == "baseline (unchanged patches)":
+            change, caught = "none", "(must pass: " + ("yes" if not res["failed"] and not res["skipped"] else "NO") + ")"
+        else:
+            patch, old, new = {**vg.MUTATIONS, **vg.EXTRA_MUTATIONS}[label]
+            change = f"{patch}: `{old}` -> `{new}`".replace("|", "\\|")    # a pipe would split the cell
+            caught = "yes" if res["failed"] else "**NO**"
+        failed = "<br>".join(res["failed"]) or "–"
+        if res["skipped"]:
+            failed += f" (skipped: {res['skipped'][0]})"
+        lines.append(f"| {label} | {change} | {res['passed']} | {failed} | {caught} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=pathlib.Path,
+                    default=ROOT / "bench" / "results" / f"glue-mutations-{datetime.date.today().isoformat()}.md")
+    args = ap.parse_args()
+    if not args.out.parent.is_dir():
+        sys.exit(f"glue_mutations: no directory {args.out.parent} for --out")
+    vg.check_tools()
+    source = ROOT / "kernel" / "variants"
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        for i, label in enumerate(["baseline (unchanged patches)", *vg.MUTATIONS, *vg.EXTRA_MUTATIONS]):
+            variants = source if i == 0 else vg.mutate(source, tmp / f"variants{i}", label)
+            results[label] = res = run_tests(variants, tmp / f"junit{i}.xml")
+            print(f"{label}: {res['passed']} passed, {len(res['failed'])} failed {res['failed']}"
+                  + (f", skipped: {res['skipped'][0]}" if res["skipped"] else ""), flush=True)
+    write_text_atomic(args.out, report(results))
+    print(f"glue_mutations: wrote {args.out}")
+    base = results["baseline (unchanged patches)"]
+    bad = base["failed"] or any(r["skipped"] for r in results.values()) or \
+        any(not r["failed"] for k, r in results.items() if k != "baseline (unchanged patches)")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""Build and drive the BBR variants' kernel glue on the host (kernel/tests/glue/).
+
+The glue is the code a variant's patch adds to net/ipv4/tcp_bbr.c around its *_math.h: what it reads
+from the socket and the ACK's rate sample and passes to the math. build() applies the patch to the
+kernel's own tcp_bbr.c exactly as kernel/build-variants.sh does (patch(1), no fuzz), writes the
+variant's <name>_params.h from mininet/bbrlab/experiment/variants.yaml, and compiles the patched
+file unchanged with kernel/tests/glue/glue.c against the kernel-API stand-ins of
+kernel/tests/glue/kapi.h (and the kernel's own lib/win_minmax.c) into a shared library; Glue drives
+it through ctypes.
+
+Sources, in this order: build/kernel/src (the testbed tree the modules are built against), else the
+linux-source-6.1 tarball (LINUX_SOURCE_TARBALL, else /usr/src/linux-source-6.1.tar.xz, the path
+kernel/build-uml.sh reads; three files are extracted into a temporary directory, never into the
+repository). The patches are read from kernel/variants, or from the directory GLUE_VARIANTS_DIR names
+(bench/glue_mutations.py points it at mutated copies).
+"""
+import ctypes
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tarfile
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+GLUE_DIR = REPO / "kernel" / "tests" / "glue"
+REGISTRY = REPO / "mininet" / "bbrlab" / "experiment" / "variants.py"
+SOURCES = ("net/ipv4/tcp_bbr.c", "include/linux/win_minmax.h", "lib/win_minmax.c")
+TARBALL_DEFAULT = pathlib.Path("/usr/src/linux-source-6.1.tar.xz")
+TARBALL_PREFIX = "linux-source-6.1/"
+
+SOCK, TCP, RS, BBR, FCA = range(5)        # glue.c's field kinds
+BW_UNIT = 1 << 24
+BBR_UNIT = 256
+
+
+class Unavailable(Exception):
+    """A tool or the kernel source is missing: the glue tests cannot run here (the message says why)."""
+
+
+def variants_dir() -> pathlib.Path:
+    """Where the patches and headers are read: GLUE_VARIANTS_DIR, else kernel/variants."""
+    return pathlib.Path(os.environ.get("GLUE_VARIANTS_DIR", REPO / "kernel" / "variants"))
+
+
+def kernel_sources(tmp: pathlib.Path) -> pathlib.Path:
+    """A directory holding SOURCES (the kernel's tcp_bbr.c, win_minmax.h, win_minmax.c) at their kernel
+    paths: build/kernel/src if it has them, else extracted from the linux-source-6.1 tarball into tmp.
+    Raises Unavailable naming both places when neither has them."""
+    tree = REPO / "build" / "kernel" / "src"
+    if all((tree / rel).is_file() for rel in SOURCES):
+        return tree
+    tarball = pathlib.Path(os.environ.get("LINUX_SOURCE_TARBALL") or TARBALL_DEFAULT)
+    if not tarball.is_file():
+        raise Unavailable(f"no kernel source: neither {tree} (kernel/build-uml.sh) nor {tarball} "
+                          "(apt-get install linux-source-6.1, or ./setup.sh) is present")
+    out = tmp / "linux"
+    wanted = {TARBALL_PREFIX + rel: rel for rel in SOURCES}
+    with tarfile.open(tarball) as tf:
+        for member in tf:
+            rel = wanted.pop(member.name, None)
+            if rel is not None:
+                dest = out / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(tf.extractfile(member).read())
+                if not wanted:
+                    break
+    if wanted:
+        raise Unavailable(f"{tarball} lacks {sorted(wanted)}")
+    return out
+
+
+def check_tools():
+    """Raise Unavailable unless gcc and patch are on PATH."""
+    for tool in ("gcc", "patch"):
+        if shutil.which(tool) is None:
+            raise Unavailable(f"no {tool} on PATH (needed to build the glue harness; ./setup.sh installs it)")
+
+
+def build(variant: str, src: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    """Patch src's tcp_bbr.c with variant's patch ("bbr": unpatched, the control), compile it with
+    glue.c into out/<variant>/libglue.so and return that path. A patch that does not apply or a
+    compilation error raises RuntimeError with patch's or gcc's output."""
+    work = out / variant
+    work.mkdir(parents=True)
+    kinc = out / "kinc" / "linux"
+    if not kinc.exists():
+        kinc.mkdir(parents=True)
+        shutil.copy(src / "include/linux/win_minmax.h", kinc / "win_minmax.h")
+    target = work / "glue_variant.c"
+    shutil.copy(src / "net/ipv4/tcp_bbr.c", target)
+    if variant != "bbr":
+        vdir = variants_dir()
+        res = subprocess.run(["patch", "--fuzz=0", "--forward", "--batch", "--no-backup-if-mismatch", "-r", "-",
+                              str(target), "-i", str(vdir / f"{variant}.patch")], capture_output=True, text=True)
+        if res.returncode != 0 or "with fuzz" in res.stdout:
+            raise RuntimeError(f"{variant}.patch does not apply to {src}/net/ipv4/tcp_bbr.c:\n{res.stdout}{res.stderr}")
+        for header in vdir.glob("*.h"):
+            shutil.copy(header, work / header.name)
+        params = subprocess.run([sys.executable, str(REGISTRY), "header", variant], capture_output=True, text=True)
+        if params.returncode != 0:
+            raise RuntimeError(f"cannot write {variant}_params.h:\n{params.stderr}")
+        (work / f"{variant}_params.h").write_text(params.stdout)
+    lib = work / "libglue.so"
+    res = subprocess.run(["gcc", "-O1", "-g", "-Wall", "-Wno-unused-function", "-Werror", "-shared", "-fPIC",
+                          f"-DGLUE_VARIANT_{variant}", "-I", str(GLUE_DIR / "include"), "-I", str(kinc.parent),
+                          "-I", str(work), "-o", str(lib), str(GLUE_DIR / "glue.c"), str(src / "lib/win_minmax.c")],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"{variant}: the patched tcp_bbr.c does not compile against kapi.h:\n{res.stderr}")
+    return lib
+
+
+class Glue:
+    """One patched tcp_bbr.c, loaded: sockets, rate samples, fields by name, the module's entry points.
+
+    Times: tcp_mstamp and delivered_mstamp in us, tcp_clock_cache/tcp_wstamp_ns in ns, jiffies in ms
+    (HZ = 1000); set_clock() moves all of them together."""
+
+    def __init__(self, path: pathlib.Path):
+        dll = self.dll = ctypes.CDLL(str(path))
+        p, u8, u32, u64, s64p = ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint64, \
+            ctypes.POINTER(ctypes.c_int64)
+        for name, res, args in (("glue_sock_new", p, []), ("glue_sock_free", None, [p]), ("glue_rs_new", p, []),
+                                ("glue_rs_free", None, [p]), ("glue_rtx_push", None, [p, u64, u32]),
+                                ("glue_init", None, [p]), ("glue_main", None, [p, p]),
+                                ("glue_set_ca_state", None, [p, u8]),
+                                ("glue_get_info", ctypes.c_int, [p, ctypes.POINTER(u32)]),
+                                ("glue_field", ctypes.c_int, [p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, s64p]),
+                                ("glue_minmax", u32, [p, ctypes.c_int, ctypes.c_int, u32, u32]),
+                                ("glue_param_set", ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p]),
+                                ("glue_param_get", ctypes.c_longlong, [ctypes.c_char_p]),
+                                ("glue_cc_name", ctypes.c_char_p, [])):
+            fn = getattr(dll, name)
+            fn.restype, fn.argtypes = res, args
+        self.jiffies = ctypes.c_ulong.in_dll(dll, "jiffies")
+        self.random = ctypes.c_uint32.in_dll(dll, "glue_random")
+        self.mode = {m: ctypes.c_uint32.in_dll(dll, f"glue_mode_{m}").value
+                     for m in ("startup", "drain", "probe_bw", "probe_rtt")}
+        self.name = dll.glue_cc_name().decode()
+
+    # fields
+    def set(self, obj, kind, **fields):
+        """Write each field (by its kernel name) of the object of `kind` (SOCK, TCP, BBR, FCA: a socket;
+        RS: a rate sample)."""
+        for name, value in fields.items():
+            v = ctypes.c_int64(int(value))
+            if self.dll.glue_field(obj, kind, name.encode(), 1, ctypes.byref(v)) != 0:
+                raise KeyError(f"{self.name}: no field {name} of kind {kind}")
+
+    def get(self, obj, kind, name):
+        """The field's value (see set)."""
+        v = ctypes.c_int64(0)
+        if self.dll.glue_field(obj, kind, name.encode(), 0, ctypes.byref(v)) != 0:
+            raise KeyError(f"{self.name}: no field {name} of kind {kind}")
+        return v.value
+
+    def set_clock(self, sk, now_us):
+        """Time of the ACK being processed: tcp_mstamp, the delivery stamp, the EDT clock, jiffies."""
+        self.set(sk, TCP, tcp_mstamp=now_us, delivered_mstamp=now_us, tcp_clock_cache=now_us * 1000,
+                 tcp_wstamp_ns=now_us * 1000)
+        self.jiffies.value = now_us // 1000
+
+    def bw_filter(self, sk, bw=None, t=0):
+        """The max-bandwidth filter (packets/us << 24): reset to one sample bw at round t when given;
+        returns its value."""
+        return self.dll.glue_minmax(sk, 0, bw is not None, t, bw or 0)
+
+    # objects and entry points
+    def socket(self, srtt_us, min_rtt_us, now_us, **tcp):
+        """A socket at now_us whose smoothed RTT is srtt_us and whose min-RTT filter holds min_rtt_us,
+        with the congestion control initialised (bbr_init, through tcp_congestion_ops.init)."""
+        sk = self.dll.glue_sock_new()
+        self.set_clock(sk, now_us)
+        self.set(sk, TCP, srtt_us=srtt_us << 3, **tcp)
+        self.dll.glue_minmax(sk, 1, 1, self.jiffies.value, min_rtt_us)
+        self.dll.glue_init(sk)
+        return sk
+
+    def rate_sample(self, **fields):
+        """A struct rate_sample with the given fields (others 0)."""
+        rs = self.dll.glue_rs_new()
+        self.set(rs, RS, **fields)
+        return rs
+
+    def ack(self, sk, **rs_fields):
+        """Process one ACK whose rate sample has rs_fields (tcp_congestion_ops.cong_control)."""
+        rs = self.rate_sample(**rs_fields)
+        try:
+            self.dll.glue_main(sk, rs)
+        finally:
+            self.dll.glue_rs_free(rs)
+
+    def set_ca_state(self, sk, state):
+        """tcp_set_ca_state(): set_state hook, then icsk_ca_state (0 Open, 3 Recovery, 4 Loss)."""
+        self.dll.glue_set_ca_state(sk, state)
+
+    def info(self, sk):
+        """INET_DIAG_BBRINFO: {bw_lo, bw_hi, min_rtt, pacing_gain, cwnd_gain} (ss's fields)."""
+        out = (ctypes.c_uint32 * 5)()
+        assert self.dll.glue_get_info(sk, out) >= 0
+        return dict(zip(("bw_lo", "bw_hi", "min_rtt", "pacing_gain", "cwnd_gain"), out))
+
+    def param(self, name, value):
+        """Set a module parameter as a sysfs write would; returns the module's result (0 or -errno)."""
+        return self.dll.glue_param_set(name.encode(), str(value).encode())
+
+    def rtx_push(self, sk, departure_ns, segs=1):
+        """Queue a segment (departure time departure_ns) as the newest of the retransmit queue."""
+        self.dll.glue_rtx_push(sk, departure_ns, segs)
+
+    def free(self, sk):
+        """Release the socket (tcp_congestion_ops.release, if any)."""
+        self.dll.glue_sock_free(sk)
+
+
+def bw_units(pkts_per_s: float) -> int:
+    """BBR's bandwidth unit: packets/us << 24."""
+    return round(pkts_per_s / 1e6 * BW_UNIT)
+
+
+def probe_bw(g: Glue, sk, bw_pps: float, cycle_idx: int, pacing_gain: float, cycle_start_us=None):
+    """Put the connection in steady PROBE_BW: pipe full, max filter at bw_pps packets/s, in gain-cycle
+    phase cycle_idx (BBR's: 0 probe 1.25, 1 drain 0.75, 2-7 cruise) which started at cycle_start_us
+    (default: now), no round pending, min_rtt measured now."""
+    now = g.get(sk, TCP, "tcp_mstamp")
+    g.set(sk, BBR, mode=g.mode["probe_bw"], full_bw_reached=1, full_bw_cnt=3, cycle_idx=cycle_idx,
+          pacing_gain=round(pacing_gain * BBR_UNIT), cwnd_gain=2 * BBR_UNIT, has_seen_rtt=1, rtt_cnt=100,
+          cycle_mstamp=now if cycle_start_us is None else cycle_start_us, min_rtt_stamp=g.jiffies.value,
+          next_rtt_delivered=g.get(sk, TCP, "delivered") + 1_000_000)
+    g.bw_filter(sk, bw_units(bw_pps), t=100)
+
+
+# Seven wrong glues (issue 24's re-audit): (patch, text of one added line, its wrong version). Each keeps
+# the patch's line count, so the mutated patch still applies. bench/glue_mutations.py applies each to a
+# copy of kernel/variants and runs tests/kernel/test_variant_glue.py against it; all must fail.
+MUTATIONS = {
+    "BBQ: queue decided from srtt instead of the RTT sample":
+        ("bbq.patch", "bbr->bbq_queue = bbq_queue_detected(rs->rtt_us, bbr->min_rtt_us,",
+         "bbr->bbq_queue = bbq_queue_detected(tcp_sk(sk)->srtt_us >> 3, bbr->min_rtt_us,"),
+    "BBR-E: gain from srtt instead of the RTT sample":
+        ("bbr_e.patch", "bbr->e_cwnd_gain = bbr_e_cwnd_gain(rs->rtt_us, bbr->min_rtt_us,",
+         "bbr->e_cwnd_gain = bbr_e_cwnd_gain(tcp_sk(sk)->srtt_us >> 3, bbr->min_rtt_us,"),
+    "Adaptive-BBR: BDP from the delivery rate instead of the max filter":
+        ("adaptive_bbr.patch", "abbr_pkts(bbr_bw(sk), bbr->min_rtt_us));", "abbr_pkts(rate, bbr->min_rtt_us));"),
+    "Adaptive-BBR: held segments not subtracted":
+        ("adaptive_bbr.patch", "inflight -= min(inflight, abbr_not_departed(sk));",
+         "inflight -= 0 * min(inflight, abbr_not_departed(sk));"),
+    "BBR-FCA: R from min_rtt instead of srtt":
+        ("bbr_fca.patch", "u64 rtt = tcp_sk(sk)->srtt_us >> 3;", "u64 rtt = bbr->min_rtt_us;"),
+    "BBR-FCA: bound at the current rather than the maximum rate":
+        ("bbr_fca.patch", "f->bw_max = max(f->bw_max, minmax_get(&bbr->bw));", "f->bw_max = minmax_get(&bbr->bw);"),
+    "bbq_drain: keeps the min_rtt time limit":
+        ("bbq_drain.patch", "return inflight <= bbr_inflight(sk, bw, BBR_UNIT); /* no time limit */",
+         "return is_full_length || inflight <= bbr_inflight(sk, bw, BBR_UNIT);"),
+}
+
+
+# Further wrong glues, for the tests beyond the issue's seven (same form; the bench runs them too).
+EXTRA_MUTATIONS = {
+    "BBQ: probe capped at alpha with or without a queue":
+        ("bbq.patch", "bbr->bbq_queue, rs->losses,", "1, rs->losses,"),
+    "Adaptive-BBR: departed segments subtracted too":
+        ("adaptive_bbr.patch", "while (skb && skb->skb_mstamp_ns > tp->tcp_clock_cache &&",
+         "while (skb && (skb->skb_mstamp_ns > tp->tcp_clock_cache || 1) &&"),
+    "BBR-E: extra_acked_cwnd ignored":
+        ("bbr_e.patch", "if (bbr_extra_acked_gain && READ_ONCE(extra_acked_cwnd.val) &&",
+         "if (bbr_extra_acked_gain && (READ_ONCE(extra_acked_cwnd.val) || 1) &&"),
+    "BBR-FCA: paces at BBR's bandwidth estimate instead of p":
+        ("bbr_fca.patch", "bw = f->p_bw;", "bw = bbr_bw(sk);"),
+    "BBR-FCA: cwnd target with BBR's cwnd gain instead of g_w":
+        ("bbr_fca.patch", "f ? f->cwnd_gain : bbr->cwnd_gain);", "bbr->cwnd_gain);"),
+    "BBR-FCA: losses recent for twice as long":
+        ("bbr_fca.patch", "READ_ONCE(recent_pct.val)));", "2 * READ_ONCE(recent_pct.val)));"),
+    "BBR-FCA: an RTO timed at the next ACK":
+        ("bbr_fca.patch", "fca_ca_state(sk, TCP_CA_Loss);", "(void)sk;"),
+    "BBR-FCA: allocation failures not counted":
+        ("bbr_fca.patch", "atomic_inc(&fca_alloc_failures);", "atomic_read(&fca_alloc_failures);"),
+}
+
+
+def mutate(src_dir: pathlib.Path, dest: pathlib.Path, mutation: str) -> pathlib.Path:
+    """Copy the patches and headers of src_dir into dest with MUTATIONS[mutation] (or EXTRA_MUTATIONS[...])
+    applied to one added line of its patch; returns dest. Raises ValueError unless the text names
+    exactly one added line."""
+    patch, old, new = {**MUTATIONS, **EXTRA_MUTATIONS}[mutation]
+    shutil.copytree(src_dir, dest)
+    path = dest / patch
+    lines = path.read_text().split("\n")
+    hits = [i for i, line in enumerate(lines) if line.startswith("+") and old in line]
+    if len(hits) != 1:
+        raise ValueError(f"mutation {mutation!r}: {old!r} is on {len(hits)} added lines of {patch}, not one")
+    lines[hits[0]] = lines[hits[0]].replace(old, new)
+    path.write_text("\n".join(lines))
+    return dest
