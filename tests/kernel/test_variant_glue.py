@@ -286,28 +286,40 @@ def test_fca_rate_model_uses_the_smoothed_rtt(glue):
 
 
 def test_fca_bound_uses_the_maximum_measured_rate(glue):
-    """The estimate is capped at the highest delivery rate the connection has measured
-    (kernel/variants/README.md): 2 B measured early, then only B/2 for longer than the max filter's
-    10 rounds; the cap is 2 B, so B stands."""
+    """With the optional cap (bw_cap=1, kernel/variants/README.md) the estimate is capped at the
+    highest delivery rate the connection has measured: 2 B measured early, then only B/2 for
+    longer than the max filter's 10 rounds; the cap is 2 B, so B stands."""
     g = glue("bbr_fca")
     want = eq8()
-    run = FcaRun(g, 2 * want)
-    run.losses(0.5 * want)
-    for _ in range(12):                                   # > bbr_bw_rtts rounds at B/2
-        run.ack(0.5 * want, run.now + 1_000)
-    assert g.bw_filter(run.sk) < vg.bw_units(0.6 * want)  # the filter forgot 2 B
-    assert abs(run.b_cubic() - want) / want < 1.2e-3, (run.b_cubic(), want)
-    g.free(run.sk)
+    try:
+        assert g.param("bw_cap", 1) == 0
+        run = FcaRun(g, 2 * want)
+        run.losses(0.5 * want)
+        for _ in range(12):                                   # > bbr_bw_rtts rounds at B/2
+            run.ack(0.5 * want, run.now + 1_000)
+        assert g.bw_filter(run.sk) < vg.bw_units(0.6 * want)  # the filter forgot 2 B
+        assert abs(run.b_cubic() - want) / want < 1.2e-3, (run.b_cubic(), want)
+        g.free(run.sk)
+    finally:
+        g.param("bw_cap", 0)
 
 
-def test_fca_bound_binds(glue):
-    """Never measured more than B/2: B is capped there."""
+@pytest.mark.parametrize("cap", [0, 1])
+def test_fca_bound_binds_only_when_asked(glue, cap):
+    """Never measured more than B/2: the paper's estimate (Eq. 8) stands by default (bw_cap=0:
+    the highest rate a flow measured bounds the link's rate from below, not a competitor's);
+    with bw_cap=1 B is capped there."""
     g = glue("bbr_fca")
     want = eq8()
-    run = FcaRun(g, 0.5 * want)
-    run.losses(0.5 * want)
-    assert abs(run.b_cubic() - 0.5 * want) / want < 1e-3, (run.b_cubic(), want)
-    g.free(run.sk)
+    try:
+        assert g.param("bw_cap", cap) == 0
+        run = FcaRun(g, 0.5 * want)
+        run.losses(0.5 * want)
+        expect = 0.5 * want if cap else want
+        assert abs(run.b_cubic() - expect) / want < 1.2e-3, (run.b_cubic(), expect)
+        g.free(run.sk)
+    finally:
+        g.param("bw_cap", 0)
 
 
 def test_fca_paces_at_p_with_cwnd_gain_g_w(glue):
