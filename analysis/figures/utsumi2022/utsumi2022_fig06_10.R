@@ -23,12 +23,12 @@ top <- u22_sweep_figure(E, a, function(r, warmup_s) {
   tibble(x = u22_buffer_bdp(r),
          value = c(ss_share_pct(r, 1, window = w), ss_share_pct(r, 2, window = w)),
          series = c("CUBIC", "BBR-type flow"),
-         panel = sprintf("%s: CUBIC vs %s, %s", fig_of(r), u22_cc(r), u22_delay(r)))
+         panel = sprintf("%s: vs %s, %g ms", fig_of(r), u22_cc(r), u22_rtt_ms(r) / 2))
 }, "Buffer size (BDP)", "Throughput share (%)",
-sprintf("Figs. 6 and 10: one CUBIC vs one %s flow, 100 Mbit/s; share of the two flows' goodput", paste(u22_cc_levels(a$runs), collapse = " / ")),
-panel_levels = c(sprintf("Fig. 6: CUBIC vs %s, 20 ms one way", u22_cc_levels(a$runs)),
-                 sprintf("Fig. 10: CUBIC vs %s, 40 ms one way", u22_cc_levels(a$runs))),
-x_log2 = TRUE, y_limits = c(0, 100), hline = 50, save = FALSE)
+sprintf("Figs. 6 and 10: one CUBIC vs one %s flow, 100 Mbit/s, delays one way; share of the two flows' goodput", paste(u22_cc_levels(a$runs), collapse = " / ")),
+panel_levels = c(sprintf("Fig. 6: vs %s, 20 ms", u22_cc_levels(a$runs)),
+                 sprintf("Fig. 10: vs %s, 40 ms", u22_cc_levels(a$runs))),
+x_log2 = TRUE, y_limits = c(0, 100), hline = 50, save = FALSE, ncol = max(2, length(u22_cc_levels(a$runs))))
 bottom <- u22_sweep_figure(E, a, function(r, warmup_s) {
   if (u22_rtt_ms(r) != 40) return(NULL)
   w <- u22_window(r, warmup_s)
