@@ -54,16 +54,19 @@ def runs_of(experiment: str, profile: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module", params=CLAIM_FILES, ids=lambda p: p.stem)
-def coverage(request):
+def coverage(request, tmp_path_factory):
     """Per claim and profile: the number of points its selector matches (via the
-    engine's own point_matches()), and the runs of its experiments."""
+    engine's own point_matches()), and the runs of its experiments. The point names go to
+    R in a file: with module parameters in them they pass R's limit on an -e expression."""
     claims = claims_of(request.param)
     experiments = {c["experiment"] for c in claims} | {c.get("ref_experiment") or c["experiment"] for c in claims}
     runs = {(e, p): runs_of(e, p) for e in experiments for p in PROFILES}
     points = {f"{e}|{p}": sorted({r["point"] for r in rs}) for (e, p), rs in runs.items()}
+    points_file = tmp_path_factory.mktemp("points") / "points.json"
+    points_file.write_text(json.dumps(points))
     got = r_json(f"""
       claims <- read_claims("{request.param}")
-      pts <- jsonlite::fromJSON('{json.dumps(points)}')
+      pts <- jsonlite::fromJSON("{points_file}")
       out <- lapply(seq_len(nrow(claims)), function(i) {{
         c <- claims[i, ]
         sapply(c("quick", "paper"), function(p) {{

@@ -189,15 +189,35 @@ FIG06 = {("bbr", 40, 2): (18.0, 72.0), ("bbr", 40, 16): (45.0, 45.0), ("bbr", 40
          ("bbr", 80, 64): (72.0, 18.0), ("bbr", 80, 128): (80.0, 15.0),
          ("bbr_fca", 40, 2): (46.0, 46.0), ("bbr_fca", 40, 16): (46.0, 46.0),
          ("bbr_fca", 40, 64): (46.0, 46.0), ("bbr_fca", 80, 64): (46.0, 46.0),
-         ("bbr_fca", 80, 128): (80.0, 15.0)}
+         ("bbr_fca", 80, 128): (80.0, 15.0),
+         # BBRv2: fair at the small buffers, not at the large ones, the same share at 40 ms
+         ("bbr2", 40, 2): (46.0, 46.0), ("bbr2", 40, 16): (46.0, 46.0), ("bbr2", 40, 64): (70.0, 22.0),
+         ("bbr2", 80, 64): (70.0, 22.0), ("bbr2", 80, 128): (80.0, 15.0)}
 FIG05_RATIO = {2: 0.8, 16: 1.0, 64: 1.0}             # model / measured in the BBR runs
 # Jain's index per (cc, rtt, m)
 FIG07 = {("bbr", 40): [0.9, 0.65, 0.5], ("bbr_fca", 40): [0.9 * 1.062, 0.65 * 1.5, 0.5 * 1.954],
-         ("bbr", 80): [0.6, 0.4, 0.27], ("bbr_fca", 80): [0.6 * 1.456, 0.4 * 2.0, 0.27 * 3.47]}
+         ("bbr", 80): [0.6, 0.4, 0.25], ("bbr_fca", 80): [0.6 * 1.456, 0.4 * 2.0, 0.25 * 3.47],
+         # BBRv2 from the paper's own "-4.6 % to 96.5 %" and "22.0 % to 281.4 %"
+         ("bbr2", 40): [0.9 * 0.954, 0.65 * 1.3, 0.5 * 1.965], ("bbr2", 80): [0.6 * 1.22, 0.4 * 2.0, 0.25 * 3.814]}
 FIG08 = {("bbr_fca", 40): [0.88, 0.9, 0.92], ("bbr", 40): [0.88 / 0.978, 0.9 / 1.1, 0.92 / 1.279],
-         ("bbr_fca", 80): [0.85, 0.9, 0.95], ("bbr", 80): [0.85 / 1.456, 0.9 / 1.2, 0.95 / 0.983]}
+         ("bbr_fca", 80): [0.85, 0.9, 0.95], ("bbr", 80): [0.85 / 1.456, 0.9 / 1.2, 0.95 / 0.983],
+         ("bbr2", 40): [0.8, 0.85, 0.9], ("bbr2", 80): [0.8, 0.85, 0.9]}     # Fig. 12: "similar to Fig. 8"
+# Fig. 9/13: BBRv2's index over m = 1, 2, 3 (falling as m grows, the same at both delays)
+FIG09_BBR2 = [0.97, 0.9, 0.8]
 FIG09 = {("bbr", 40): 0.8, ("bbr", 80): 0.7, ("bbr_fca", 40): 0.98, ("bbr_fca", 80): 0.97}
 CONTRA_JAIN = 0.55
+
+
+def v2alpha_params() -> dict:
+    """The module parameters the specs give the BBRv2 series (utsumi2022_fig06_10.yaml)."""
+    runs = expand_spec(SPEC_DIR / "utsumi2022_fig06_10.yaml", "paper")
+    return next(r["flows"][1]["module_params"] for r in runs if r["flows"][1]["cc"] == "bbr2")
+
+
+def mp(cc: str) -> str:
+    """The module_params part of a point name, as spec.py writes it."""
+    params = v2alpha_params() if cc == "bbr2" else {}
+    return "_".join(f"{k}-{v}" for k, v in sorted(params.items())) or "none"
 
 
 def write_tree(root: Path, contradict: bool = False) -> dict:
@@ -223,7 +243,7 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
     # ---- Figs. 5, 6, 10
     for (cc, rtt, bdp), (cubic, other) in FIG06.items():
         if contradict:
-            cubic, other = (46.0, 46.0) if cc == "bbr" else (80.0, 12.0)
+            cubic, other = (46.0, 46.0) if cc in ("bbr", "bbr2") else (80.0, 12.0)
         retrans = None
         if cc == "bbr" and rtt == 40:
             R = (rtt + QDELAY) / 1e3
@@ -242,7 +262,8 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
             built[("gamma-fca", bdp)] = gamma_pct(w0s)
             retrans = episode_retrans(losses, 1)
             extra["cwnd_pkts"] = cwnd_at_losses(losses, w0s, 1)
-        run = synth.write_run(root, "utsumi2022_fig06_10", f"f2_cc={cc}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__buffer_bdp={bdp}", 1,
+        run = synth.write_run(root, "utsumi2022_fig06_10",
+                              f"f2_cc={cc}__f2_module_params={mp(cc)}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__buffer_bdp={bdp}", 1,
                               flows_of([("cubic", 1, "CUBIC"), (cc, 1, "BBR-type")], rtt), link_mbps=LINK,
                               rate=lambda f, t, c=cubic, o=other: c if f["cc"] == "cubic" else o,
                               qdelay=lambda t: QDELAY, sample_s=0.05,
@@ -256,25 +277,33 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
             for m, jain in zip((1, 2, 3), jains):
                 if contradict:
                     grows = not (exp.endswith("08_12") and rtt == 80)   # Fig. 12's sentence: the opposite
-                    jain = CONTRA_JAIN if cc == "bbr_fca" else (0.6 + 0.1 * m if grows else 0.95 - 0.1 * m)
+                    jain = CONTRA_JAIN if cc != "bbr" else (0.6 + 0.1 * m if grows else 0.95 - 0.1 * m)
                 g = groups(cc, m)
                 pc, po = shares_for_jain(jain, g[0][1] if g[0][0] == "cubic" else 1,
                                          g[1][1], cubic_wins=True)
-                synth.write_run(root, exp, f"f2_cc={cc}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__{key}={m}", 1,
+                synth.write_run(root, exp, f"f2_cc={cc}__f2_module_params={mp(cc)}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__{key}={m}", 1,
                                 flows_of(g, rtt), link_mbps=LINK, rate=rate_by_cc(pc, po),
                                 qdelay=lambda t: QDELAY)
     for (cc, rtt), jain in FIG09.items():
         if contradict:
             jain = CONTRA_JAIN if cc == "bbr_fca" else 0.9 if rtt == 80 else 0.6
         pc, po = shares_for_jain(jain, 2, 2, cubic_wins=True)
-        synth.write_run(root, "utsumi2022_fig09_13", f"f2_cc={cc}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__f1_count=2__f2_count=2", 1,
+        synth.write_run(root, "utsumi2022_fig09_13",
+                        f"f2_cc={cc}__f2_module_params={mp(cc)}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__f1_count=2__f2_count=2", 1,
                         flows_of([("cubic", 2, "CUBIC"), (cc, 2, "BBR-type")], rtt), link_mbps=LINK,
                         rate=rate_by_cc(pc, po), qdelay=lambda t: QDELAY)
+    for rtt in (40, 80):
+        for m, jain in zip((1, 2, 3), FIG09_BBR2 if not contradict else FIG09_BBR2[::-1]):
+            pc, po = shares_for_jain(jain, m, m, cubic_wins=True)
+            synth.write_run(root, "utsumi2022_fig09_13",
+                            f"f2_cc=bbr2__f2_module_params={mp('bbr2')}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__f1_count={m}__f2_count={m}",
+                            1, flows_of([("cubic", m, "CUBIC"), ("bbr2", m, "BBR-type")], rtt), link_mbps=LINK,
+                            rate=rate_by_cc(pc, po), qdelay=lambda t: QDELAY)
     # ---- Fig. 14: m BBR / BBR-FCA flows alone; the same RTT and total throughput
-    for cc in ("bbr", "bbr_fca"):
+    for cc in ("bbr", "bbr_fca", "bbr2"):
         for m in (1, 3):
-            q, total = (QDELAY, 95.0) if not (contradict and cc == "bbr_fca") else (3 * QDELAY + 60, 60.0)
-            synth.write_run(root, "utsumi2022_fig14", f"f1_cc={cc}__f1_count={m}", 1,
+            q, total = (QDELAY, 95.0) if not (contradict and cc != "bbr") else (3 * QDELAY + 60, 60.0)
+            synth.write_run(root, "utsumi2022_fig14", f"f1_cc={cc}__f1_module_params={mp(cc)}__f1_count={m}", 1,
                             flows_of([(cc, m, "BBR-type")], 40), link_mbps=LINK,
                             rate=lambda f, t, m=m, total=total: total / m, qdelay=lambda t, q=q: q)
     return built
@@ -422,7 +451,11 @@ def test_claims_file_utsumi2022(tree, tmp_path):
         # "similar" indices: the tree's differ by 1-3 %, which on the unfairness 1 - J of an
         # index near 1 is more than the band (the flat 15 % passed any two indices >= 0.85)
         "utsumi2022-fig12-fca-similar": "not reproduced",
-        "utsumi2022-fig13-fca-similar": "not reproduced"})
+        "utsumi2022-fig13-fca-similar": "not reproduced",
+        # BBRv2 from the paper's "-4.6 % to 96.5 %": a change of -4.6 % is no great improvement,
+        # and at 40 ms its indices are 15-19 % lower than at 20 ms, more than "a little"
+        "utsumi2022-fig07-bbrv2-improved": "not reproduced",
+        "utsumi2022-fig11-bbrv2-worse": "qualitatively reproduced"})
     val = lambda cid: float(rows[f"utsumi2022-{cid}"]["mean"])  # noqa: E731
     assert val("fig04-small-off") == pytest.approx(100 * (1 - 0.7), rel=1e-2)
     assert val("fig05-small-under") == pytest.approx(0.8, rel=1e-2)
@@ -434,6 +467,10 @@ def test_claims_file_utsumi2022(tree, tmp_path):
     assert val("fig12-fca-max") == pytest.approx(45.6, abs=0.5)
     assert val("fig09-fca-close-1") == pytest.approx(0.98, abs=2e-3)
     assert val("fig14-fca-rtt") == pytest.approx(1.0, abs=1e-6)
+    assert val("fig07-bbrv2-min") == pytest.approx(-4.6, abs=0.3)
+    assert val("fig07-bbrv2-max") == pytest.approx(96.5, abs=0.5)
+    assert val("fig11-bbrv2-max") == pytest.approx(281.4, abs=1.5)
+    assert val("fig06-bbrv2-large") == pytest.approx(92 ** 2 / (2 * (70 ** 2 + 22 ** 2)), rel=1e-3)
     # gamma: all points at least 42.45 %; the value shown is the point farthest from 50 %
     assert val("sec5-gamma-cubic") in [pytest.approx(built[("gamma", b)]) for b in FIG04]
     assert val("sec5-gamma-fca") in [pytest.approx(v) for k, v in built.items() if k[0] == "gamma-fca"]
@@ -450,7 +487,8 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
                 "fig06-fca-better-small", "fig07-bbr-decreases", "fig07-fca-improved", "fig07-fca-max",
                 "fig08-bbr-decreases", "fig08-fca-max", "fig11-fca-improved", "fig12-bbr-trend",
                 "fig09-fca-close-1", "fig13-fca-close-1", "fig13-bbr-worse", "fig14-fca-rtt", "fig14-fca-tput",
-                "sec5-gamma-fca", "sec5-fc-longer"):
+                "sec5-gamma-fca", "sec5-fc-longer", "fig06-bbrv2-large", "fig07-bbrv2-max", "fig11-bbrv2-improved",
+                "fig09-bbrv2-decreases", "fig13-bbrv2-decreases", "fig14-bbrv2-rtt", "fig14-bbrv2-tput"):
         assert rows[f"utsumi2022-{cid}"]["verdict"] == "not reproduced", (cid, rows[f"utsumi2022-{cid}"]["mean"])
     for cid in ("fig05-small-under", "fig10-fca-128-unfair"):
         assert rows[f"utsumi2022-{cid}"]["verdict"] == "reproduced", (cid, rows[f"utsumi2022-{cid}"]["mean"])
@@ -488,7 +526,7 @@ def test_paper_profile_meets_the_issue():
     """Paper profile: the paper's 6000-s transfers, every buffer 1-128 BDP at both delays
     (Figs. 6, 10; Fig. 4 at 20 ms one way), m = 1..5 at 64 BDP; quick: one repetition of
     20 s. Everywhere: 100 Mbit/s, flows from 0 s, fq on the senders, receivers ACK every
-    segment, droptail, only CUBIC, BBR and BBR-FCA."""
+    segment, droptail, only CUBIC, BBR, BBR-FCA and BBRv2 (bbr2 with v2alpha's constants)."""
     for e in EXPERIMENTS:
         paper, quick = load_runs(e, "paper"), load_runs(e, "quick")
         assert min(r["duration_s"] for r in paper) == 6000, e
@@ -497,7 +535,8 @@ def test_paper_profile_meets_the_issue():
         for r in paper + quick:
             assert r["bottleneck"]["rate_mbps"] == 100, e
             assert r["sender_qdisc"] == "fq" and r["delayed_ack"] is False, e
-            assert all(f["start_s"] == 0 and f["cc"] in ("cubic", "bbr", "bbr_fca") for f in r["flows"]), e
+            assert all(f["start_s"] == 0 and f["cc"] in ("cubic", "bbr", "bbr_fca", "bbr2") for f in r["flows"]), e
+            assert all(f["module_params"] == (v2alpha_params() if f["cc"] == "bbr2" else {}) for f in r["flows"]), e
             assert {f["rtt_ms"] for f in r["flows"]} in ({40}, {80}), e
             bdp = 100e6 / 8 * r["flows"][0]["rtt_ms"] / 1e3
             assert r["bottleneck"]["buffer_bytes_resolved"] == pytest.approx(r["bottleneck"]["buffer_bdp"] * bdp, rel=1e-3)
@@ -505,12 +544,23 @@ def test_paper_profile_meets_the_issue():
                 assert r["bottleneck"]["buffer_bdp"] == 64, e
     buffers = {(r["flows"][0]["rtt_ms"], r["flows"][1]["cc"], r["bottleneck"]["buffer_bdp"])
                for r in load_runs("utsumi2022_fig06_10", "paper")}
-    assert buffers == {(rtt, cc, b) for rtt in (40, 80) for cc in ("bbr", "bbr_fca") for b in (1, 2, 4, 8, 16, 32, 64, 128)}
+    assert buffers == {(rtt, cc, b) for rtt in (40, 80) for cc in ("bbr", "bbr_fca", "bbr2")
+                       for b in (1, 2, 4, 8, 16, 32, 64, 128)}
     assert sorted(r["bottleneck"]["buffer_bdp"] for r in load_runs("utsumi2022_fig04", "paper")) == [1, 2, 4, 8, 16, 32, 64, 128]
     for e in ("utsumi2022_fig07_11", "utsumi2022_fig08_12", "utsumi2022_fig09_13"):
         ms = {(r["flows"][0]["rtt_ms"], r["flows"][-1]["cc"], len(r["flows"])) for r in load_runs(e, "paper")}
-        assert len(ms) == 20, e
-    assert sorted(len(r["flows"]) for r in load_runs("utsumi2022_fig14", "paper")) == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+        assert len(ms) == 30, e
+    assert sorted(len(r["flows"]) for r in load_runs("utsumi2022_fig14", "paper")) == sorted(list(range(1, 6)) * 3)
+
+
+def test_bbrv2_is_v2alpha():
+    """The BBRv2 series is bbr2 with Google's v2alpha constants where they differ from the module's
+    defaults (the drafts'): ProbeBW_DOWN 0.75, Startup gains 2.885, Startup's loss exit after 8."""
+    assert v2alpha_params() == {"down_gain_pct": 75, "startup_pacing_gain_pct": 289,
+                                "startup_cwnd_gain_pct": 289, "full_loss_cnt": 8}
+    for e in (e for e in EXPERIMENTS if e != "utsumi2022_fig04"):
+        for profile in ("quick", "paper"):
+            assert any(f["cc"] == "bbr2" for r in load_runs(e, profile) for f in r["flows"]), (e, profile)
 
 
 def test_one_bdp_is_the_papers():
@@ -524,11 +574,13 @@ def test_quick_profile_budget():
     """A guard on the quick sweep's size, not a measurement. On 2026-11-23 the 39 runs of
     the first quick sweep used 2692 host CPU-s, 3.45 per simulated second (deep buffers and
     up to ten flows at 100 Mbit/s; boot included); with Tang's 1008 the two papers took
-    34 min 44 s on 2 cores, over the issue's 30. At that measured rate the quick sweep must
-    stay within 2100 CPU-s (bench/README.md, "The pipeline's wall time", has the measurement
-    of this sweep)."""
+    34 min 44 s on 2 cores, over the issue's 30, so the quick sweep must stay within 2100
+    CPU-s (bench/README.md, "The pipeline's wall time", has the measurement of this sweep).
+    After the testbed's cuts of 2026-11-24 the rate fell: on 2026-11-26 the 44 runs of
+    Figs. 6-14 with the BBRv2 series (run.json timings.host_cpu_s) used 242.5 host CPU-s for
+    880 simulated seconds, 0.276 per second, the costliest run 0.385; the guard counts 0.4."""
     runs = [r for e in EXPERIMENTS for r in load_runs(e, "quick")]
-    cost = sum(3.45 * r["duration_s"] for r in runs)
+    cost = sum(0.4 * r["duration_s"] for r in runs)
     assert cost <= 2100, (len(runs), cost)
 
 

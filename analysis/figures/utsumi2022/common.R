@@ -4,18 +4,22 @@
 # U22_WINDOW                  every value is over the whole transfer ("0..end"), as the
 #                             claims (claims/utsumi2022.csv) and the paper's 6000-s transfers
 # u22_window(run, warmup_s)   that window for one run
-# u22_cc(run)                 "BBR" / "BBR-FCA" (the labels of the run's non-CUBIC flows,
-#                             cc_label()), "CUBIC" if none
+# u22_cc(run)                 "BBR" / "BBR-FCA" / "BBRv2" (the labels of the run's non-CUBIC
+#                             flows, cc_label()), "CUBIC" if none
+# u22_cc_levels(er)           those labels over an experiment's runs, in the registry's order
+#                             (cc_labels()): the order of series and panels
+# u22_params_note(er)         "BBRv2: bbr2 with down_gain_pct=75, ...": the module parameters
+#                             the runs gave each congestion control (run.json spec), for captions
 # u22_delay(run)              "20 ms one way" / "40 ms one way" (half the base RTT)
 # u22_buffer_bdp(run)         the bottleneck buffer in BDPs of rate x flow 1's base RTT
 # u22_profile_note(er)        "profile quick, 20-s runs": which profile (run.json profile) and
-#                             run length produced the figure, for its caption
+#                             run length produced the figure, and u22_params_note(), for its caption
 # u22_sweep_figure(...)       per-run values (x, value, series, panel) -> lines over x per
 #                             series, one panel per `panel`; mean over valid repetitions,
 #                             +- sd (n > 1), dots: single runs
 
 U22_WINDOW <- "0..end"
-U22_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbr_fca = "#009E73", cubic = "#D55E00")),
+U22_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbr_fca = "#009E73", cubic = "#D55E00", bbr2 = "#AA3377")),
                  "BBR-type flow" = "#0072B2", measured = "grey20",
                  "model (Eqs. 4-8)" = "#CC79A7", "bbr_fca module's estimate" = "#E69F00")
 
@@ -26,6 +30,23 @@ u22_cc <- function(run) {
   other <- setdiff(ccs, "cubic")
   if (length(other) == 0) return("CUBIC")
   paste(cc_label(other), collapse = "+")
+}
+
+u22_cc_levels <- function(er) {
+  ccs <- unique(unlist(lapply(er$runs, function(r) vapply(r$meta$flows, function(f) as.character(f$cc %||% NA), ""))))
+  ccs <- setdiff(ccs[!is.na(ccs)], "cubic")
+  known <- intersect(names(cc_labels()), ccs)
+  cc_label(c(known, setdiff(ccs, known)))
+}
+
+u22_params_note <- function(er) {
+  notes <- unique(unlist(lapply(er$runs, function(r) vapply(r$meta$spec$flows %||% list(), function(f) {
+    p <- f$module_params
+    if (length(p) == 0) return(NA_character_)
+    p <- p[order(names(p))]
+    sprintf("%s: %s with %s", cc_label(f$cc), f$cc, paste(sprintf("%s=%s", names(p), unlist(p)), collapse = ", "))
+  }, ""))))
+  paste(notes[!is.na(notes)], collapse = "; ")
 }
 
 u22_rtt_ms <- function(run) flows_table(run$meta)$rtt_ms[1]
@@ -41,7 +62,9 @@ u22_profile_note <- function(er) {
   if (length(er$runs) == 0) return("no runs")
   prof <- unique(vapply(er$runs, function(r) as.character(r$meta$profile %||% "?"), ""))
   dur <- unique(vapply(er$runs, function(r) as.numeric(r$meta$spec$duration_s %||% NA), 0))
-  sprintf("profile %s, %s-s runs", paste(prof, collapse = "/"), paste(format(sort(dur)), collapse = "/"))
+  params <- u22_params_note(er)
+  sprintf("profile %s, %s-s runs%s", paste(prof, collapse = "/"), paste(format(sort(dur)), collapse = "/"),
+          if (nzchar(params)) paste0("; ", params) else "")
 }
 
 # fun(run, warmup_s) -> tibble(x, value, series, panel) or NULL. panel_levels orders the
@@ -59,7 +82,9 @@ u22_sweep_figure <- function(experiment, a, fun, x_label, y_label, what, panel_l
   }
   vals$panel <- factor(vals$panel, levels = unique(c(panel_levels, unique(vals$panel))))
   s <- summarise_valid(vals, c("x", "series", "panel"))
-  series <- unique(as.character(s$series))
+  series <- unique(c(intersect(c("CUBIC", u22_cc_levels(er)), as.character(s$series)), as.character(s$series)))
+  s$series <- factor(s$series, levels = series)
+  vals$series <- factor(vals$series, levels = series)
   cols <- setNames(rep(FLOW_COLOURS, length.out = length(series)), series)
   for (k in intersect(names(U22_COLOURS), series)) cols[[k]] <- U22_COLOURS[[k]]
   p <- ggplot(s, aes(x, mean, colour = series, group = series)) +
