@@ -49,7 +49,7 @@ for (cc in c("BBR", "BBRv2", "BBRv3")) {
       if (ratio <= 0.9) "less" else "not less"
   }
 }
-values["co-bufs"] <- if (nrow(bb)) paste(format(sort(unique(bb$bdp))), collapse = ", ") else "--"
+values["co-bufs"] <- if (nrow(bb)) paste(sort(unique(bb$bdp)), collapse = ", ") else "--"
 succ_write_values(values, a$out_pdf)
 
 if (nrow(vals) == 0) {

@@ -39,7 +39,7 @@ for (cc in c("BBR", "BBRv2", "BBRv3")) {
   for (i in seq_len(nrow(x))) values[sprintf("u6-%s-b%s", k, gsub("[^0-9]", "", format(x$bdp[i])))] <- succ_fmt(x$value[i])
   values[sprintf("u6-%s-dist", k)] <- succ_fmt(dist_of(cc))
   values[sprintf("u6-%s-worst", k)] <- succ_fmt(if (nrow(x)) max(abs(x$value - 50)) else NA)
-  values[sprintf("u6-%s-bufs", k)] <- if (nrow(x)) paste(format(sort(x$bdp)), collapse = ", ") else "--"
+  values[sprintf("u6-%s-bufs", k)] <- if (nrow(x)) paste(sort(x$bdp), collapse = ", ") else "--"
   if (cc != "BBR") values[sprintf("u6-%s-words", k)] <- succ_unfairness_words(dist_of(cc), dist_of("BBR"))
 }
 succ_write_values(values, a$out_pdf)
