@@ -9,7 +9,8 @@
 #          each flow, mean over valid repetitions (+- sd, n > 1), dots single runs, dashed the
 #          fair share; <out>_values.tex (common.R): per congestion control <cc> (bbr, bbrv2,
 #          bbrv3), means over valid repetitions: ma05-<cc>-a15 (flow A's % of the bottleneck
-#          rate against 15 ms), -a30max (its largest % against >= 30 ms), -dist (mean over B's
+#          rate against 15 ms), -a30max (its largest % against >= 30 ms), -alast (its % against
+#          the longest RTT run), -dist (mean over B's
 #          RTTs above 10 ms of the distance of A's share of the two flows' goodput from 50 %,
 #          points), -npts (such RTTs run), and for bbrv2 / bbrv3 -words (common.R's rule on
 #          -dist against BBR's). All atomically.
@@ -41,6 +42,7 @@ if (nrow(vals) > 0) {
     cap <- pick(cc, "A cap")
     values[sprintf("ma05-%s-a15", k)] <- succ_fmt(cap$value[cap$rtt_b == 15][1])
     values[sprintf("ma05-%s-a30max", k)] <- succ_fmt(if (any(cap$rtt_b >= 30)) max(cap$value[cap$rtt_b >= 30]) else NA)
+    values[sprintf("ma05-%s-alast", k)] <- succ_fmt(if (nrow(cap)) cap$value[which.max(cap$rtt_b)] else NA)
     values[sprintf("ma05-%s-dist", k)] <- succ_fmt(dist(cc))
     values[sprintf("ma05-%s-npts", k)] <- as.character(sum(pick(cc, "A share")$rtt_b > 10))
     if (cc != "BBR") values[sprintf("ma05-%s-words", k)] <- succ_unfairness_words(dist(cc), dist("BBR"))
@@ -61,12 +63,12 @@ if (nrow(vals) == 0) {
   p <- ggplot(s, aes(rtt_b, mean, colour = series)) +
     geom_hline(yintercept = rate / 2, linetype = "dashed", colour = "grey40", linewidth = 0.3) +
     geom_line(linewidth = 0.4) +
-    geom_errorbar(data = filter(s, n > 1), aes(ymin = lo, ymax = hi), width = 3, linewidth = 0.35) +
+    geom_errorbar(data = filter(s, n > 1), aes(ymin = lo, ymax = hi), width = 0.03, linewidth = 0.35) +
     geom_point(size = 1.5) +
     geom_point(data = v, aes(rtt_b, value), size = 0.6, alpha = 0.5) +
     facet_wrap(~cc, nrow = 1) +
     scale_colour_manual(NULL, values = FLOW_COLOURS) +
-    scale_x_continuous("RTT of flow B (ms)", breaks = sort(unique(v$rtt_b))) +
+    scale_x_continuous("RTT of flow B (ms)", trans = "log10", breaks = sort(unique(v$rtt_b))) +
     scale_y_continuous("Throughput (Mbit/s)", limits = c(0, rate)) +
     labs(caption = sweep_caption(E, er, a$warmup_s, paste0(
       "Ma et al.'s Fig. 5 per congestion control (100 Mbit/s, 2 MB buffer, ", succ_profile_note(er),

@@ -66,7 +66,8 @@ if (nrow(vals) == 0) {
     geom_point(data = vals, aes(bdp, value), size = 0.6, alpha = 0.5, inherit.aes = FALSE) +
     facet_wrap(~panel, nrow = 1) +
     scale_colour_manual(NULL, values = SUCC_COLOURS) +
-    scale_x_continuous("Buffer size (multiple of BDP)", trans = "log10", breaks = sort(unique(vals$bdp))) +
+    scale_x_continuous("Buffer size (multiple of BDP)", trans = "log10", breaks = sort(unique(vals$bdp)),
+                       labels = function(b) as.character(b)) +
     scale_y_continuous("Throughput (Mbit/s)", limits = c(0, rate)) +
     labs(caption = sweep_caption(E, er, a$warmup_s, paste0(
       "nsperf's coexistence case: one CUBIC flow, one BBR-type flow 2 s later, 50 Mbit/s, 30-ms RTT (",

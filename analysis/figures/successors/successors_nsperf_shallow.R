@@ -10,7 +10,8 @@
 #          rate (%) = retransmitted segments / segments sent (delivered + retransmitted), all
 #          flows over their whole lives (nsperf counts the whole run), bottom: the flows'
 #          steady-state goodput in % of the bottleneck rate; lines per congestion control, mean
-#          over valid repetitions (+- sd, n > 1), dots single runs. <out>_values.tex (common.R),
+#          over valid repetitions (+- sd, n > 1), dots single runs (one flow count, as in
+#          the quick profile: bars per congestion control). <out>_values.tex (common.R),
 #          per congestion control <cc> (cubic, bbr, bbrv2, bbrv3), buffer <b> (002 = 0.02 BDP,
 #          01 = 0.1 BDP) and flow count <n>: sh-<cc>-b<b>-n<n>-retx (%), -util (%), and for
 #          bbrv2 / bbrv3 -ratio (its retransmit rate over BBR's) and -words: "far below"
@@ -68,7 +69,21 @@ if (nrow(vals) == 0) {
   vals$row <- ifelse(vals$what == "retx", "Retransmit rate (%)", "Goodput (% of link)")
   vals$row <- factor(vals$row, levels = c("Retransmit rate (%)", "Goodput (% of link)"))
   s <- summarise_valid(vals, c("cc", "col", "row", "nflows"))
-  p <- ggplot(s, aes(nflows, mean, colour = cc, group = cc)) +
+  caption <- sweep_caption(E, er, a$warmup_s, paste0(
+    "nsperf's shallow-buffer case at 100 Mbit/s, 100-ms RTT (", succ_profile_note(er),
+    "); retransmit rate over the flows' whole lives, goodput in the steady state; mean +- sd over valid repetitions (dots: single runs)"))
+  # one flow count (the quick profile): bars per congestion control instead of lines over N
+  p <- if (length(unique(s$nflows)) == 1) ggplot(s, aes(cc, mean, fill = cc)) +
+    geom_col(width = 0.7) +
+    geom_errorbar(data = filter(s, n > 1), aes(ymin = lo, ymax = hi), width = 0.2, linewidth = 0.3) +
+    geom_point(data = vals, aes(cc, value), size = 0.6, alpha = 0.5, inherit.aes = FALSE) +
+    geom_text(aes(label = formatC(mean, format = "f", digits = 2)), vjust = -0.3, size = 2.6) +
+    facet_grid(row ~ col, scales = "free_y", switch = "y") +
+    scale_fill_manual(NULL, values = SUCC_COLOURS, guide = "none") +
+    scale_x_discrete(sprintf("Congestion control (%d flows)", s$nflows[1])) +
+    scale_y_continuous(NULL, limits = c(0, NA), expand = expansion(mult = c(0, 0.15))) +
+    labs(caption = caption) + theme_paper() + theme(strip.placement = "outside") else
+    ggplot(s, aes(nflows, mean, colour = cc, group = cc)) +
     geom_line(linewidth = 0.4) + geom_point(size = 1.5) +
     geom_errorbar(data = filter(s, n > 1), aes(ymin = lo, ymax = hi), width = 0.05, linewidth = 0.3) +
     geom_point(data = vals, aes(nflows, value), size = 0.6, alpha = 0.5, inherit.aes = FALSE) +
@@ -76,9 +91,7 @@ if (nrow(vals) == 0) {
     scale_colour_manual(NULL, values = SUCC_COLOURS) +
     scale_x_continuous("Number of flows", trans = "log10", breaks = sort(unique(vals$nflows))) +
     scale_y_continuous(NULL, limits = c(0, NA)) +
-    labs(caption = sweep_caption(E, er, a$warmup_s, paste0(
-      "nsperf's shallow-buffer case at 100 Mbit/s, 100-ms RTT (", succ_profile_note(er),
-      "); retransmit rate over the flows' whole lives, goodput in the steady state; mean +- sd over valid repetitions (dots: single runs)"))) +
+    labs(caption = caption) +
     theme_paper() + theme(strip.placement = "outside")
   save_figure(p, a$out_pdf, 6.5, 5)
 }

@@ -90,7 +90,7 @@ if (nrow(vals) == 0) {
     geom_point(data = v, aes(bdp, value), size = 0.6, alpha = 0.5, inherit.aes = FALSE) +
     facet_wrap(~panel, nrow = 1) +
     scale_colour_manual(NULL, values = SUCC_COLOURS) +
-    scale_x_continuous("Buffer (BDP)", trans = "log2", breaks = c(0.8, 1.5, 3, 6)) +
+    scale_x_continuous("Buffer (BDP)", trans = "log2", breaks = c(0.8, 1.5, 3, 6), labels = function(b) as.character(b)) +
     scale_y_continuous("BBR-type flow's share (%)", limits = c(0, 100)) +
     labs(caption = sweep_caption(E, er, a$warmup_s, paste0(
       succ_profile_note(er), "; top: first valid repetition, ", format(bin_s),
