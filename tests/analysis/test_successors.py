@@ -126,3 +126,72 @@ def test_nsperf_shallow_retransmit_rate(tmp_path):
     assert v["sh-bbrv2-b16-n2-ratio"] == "0.11" and v["sh-bbrv2-b16-n2-words"] == "far below"
     assert v["sh-bbrv3-b16-n2-ratio"] == "0.43" and v["sh-bbrv3-b16-n2-words"] == "below"
     assert v["sh-bbr-b16-n2-util"] == "90.00"
+
+
+# ---- the specs: the seeds' setups with the congestion control swept, and the quick budget ----
+
+sys.path.insert(0, str(ANALYSIS.parent / "mininet"))
+from bbrlab.experiment import experiments as bbrexperiments  # noqa: E402
+from bbrlab.experiment import spec as bbrspec  # noqa: E402
+
+REPO = ANALYSIS.parent
+SUCCESSORS = [e for e in bbrexperiments.load(REPO)[0].values() if e.name.startswith("successors_")]
+# Each rerun of a paper's experiment and the seed spec it copies (the seed's points it covers).
+SEEDS = {"successors_ma_fig01": "ma2019_fig01", "successors_ma_fig05": "ma2019_fig05",
+         "successors_tang_fig05": "tang_fig05", "successors_utsumi_fig06": "utsumi2022_fig06_10"}
+# What a run may differ in from the seed's run of the same setup: its identity (name, paper, figure,
+# point, repetition), labels, its key,
+# and the congestion control of the BBR-type flows.
+IDENTITY = {"name", "paper", "figure", "point", "point_label", "description", "run_key", "sweep_values", "repetitions",
+            "repetition", "seed"}
+
+
+def runs(experiment: str, profile: str) -> list[dict]:
+    exps, _ = bbrexperiments.load(REPO)
+    return bbrspec.expand(bbrspec.load(REPO / exps[experiment].spec, profile=profile))
+
+
+def setup_of(job: dict) -> str:
+    """The run without its identity and with every BBR-type flow's cc written as "bbr"."""
+    flows = [dict(f, cc="bbr" if f["cc"] in ("bbr2", "bbr3") else f["cc"], label="") for f in job["flows"]]
+    return json.dumps({k: v for k, v in dict(job, flows=flows).items() if k not in IDENTITY}, sort_keys=True)
+
+
+def test_the_part_is_wired_without_a_paper():
+    """Six experiments, no paper key (no claims, not in the summary), one report part."""
+    assert sorted(e.name for e in SUCCESSORS) == sorted(
+        [*SEEDS, "successors_nsperf_shallow", "successors_nsperf_coexist"])
+    for e in SUCCESSORS:
+        assert e.paper == "" and e.items == () and set(e.profiles) == {"quick", "paper"}
+        assert e.section == "paper/sections/successors.tex" and e.figure.startswith("analysis/figures/successors/")
+
+
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_every_experiment_runs_bbr_bbrv2_and_bbrv3_on_the_same_setups(profile):
+    for e in SUCCESSORS:
+        by_setup: dict[str, set] = {}
+        for job in runs(e.name, profile):
+            ccs = {f["cc"] for f in job["flows"]} - {"cubic"}
+            if not ccs:         # CUBIC alone (nsperf's reference)
+                continue
+            by_setup.setdefault(setup_of(job), set()).add(tuple(sorted(ccs)))
+        for setup, ccs in by_setup.items():
+            assert {("bbr",), ("bbr2",), ("bbr3",)} <= ccs, (e.name, ccs)
+
+
+def test_the_papers_setups_are_the_seed_specs():
+    """A successors rerun's BBR runs are the seed spec's runs (same resolved setup, paper
+    profile's length) on the seed's points it covers; BBRv2 / BBRv3 only change the cc."""
+    for mine, seed in SEEDS.items():
+        ours = {setup_of(j) for j in runs(mine, "paper")}
+        theirs = {setup_of(j) for j in runs(seed, "paper") if all(f["cc"] in ("bbr", "cubic") for f in j["flows"])}
+        assert ours <= theirs, (mine, len(ours - theirs))
+        assert ours & theirs, mine
+
+
+def test_quick_profile_budget():
+    """The part's quick runs at 3 host CPU-s of boot and set-up plus (0.02 + 0.15 x rate / 100
+    Mbit/s) CPU-s per simulated second (measured 2026-11-26: 59 runs, 409 CPU-s) fit 10 minutes."""
+    cost = sum(3 + j["duration_s"] * (0.02 + 0.15 * j["bottleneck"]["rate_mbps"] / 100)
+               for e in SUCCESSORS for j in runs(e.name, "quick"))
+    assert cost <= 600, cost
