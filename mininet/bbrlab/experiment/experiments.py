@@ -4,7 +4,8 @@ One row per experiment says where everything of it is; nothing is found by name:
 
     experiment  the spec's `name` and the run directory (results/<profile>/runs/<experiment>/)
     paper       the paper's key (a row of paper/papers.csv); empty for an experiment that
-                belongs to no paper (the backend cross-check's)
+                belongs to no paper (the backend cross-check's; the report part on BBR's
+                successors, whose rows keep their figure and section)
     items       the paper's figures and tables the experiment regenerates, "; "-separated
                 ("Fig. 4; Table I"); empty when it regenerates none
     profiles    the pipeline profiles that run it, space-separated (quick, paper, crosscheck)
