@@ -47,9 +47,10 @@ _ARCHIVE_ROWS = bbrarchive.read_manifest(ARCHIVE) if ARCHIVE else {}
 _MODULE_KEYS = {}
 
 
-def archived(job):
-    """The archive's row for this run when it holds it with this checkout's keys, else None."""
-    row = _ARCHIVE_ROWS.get((job["name"], job["point"], int(job["repetition"])))
+def archived(job, rows=None):
+    """The archive's row for this run when it holds it with this checkout's keys, else None
+    (rows: another archive's manifest rows; default the profile's archive)."""
+    row = (_ARCHIVE_ROWS if rows is None else rows).get((job["name"], job["point"], int(job["repetition"])))
     if row is None:
         return None
     names = tuple(bbrvariants.used_by([job]))       # one module key per set of variants
