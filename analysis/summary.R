@@ -126,6 +126,9 @@ own_profile <- if (!is.null(opts$profile)) opts$profile else {
   if (length(p)) paste(p, collapse = "+") else "this"
 }
 
+# The label of the headline rows: the paper profile's (this report's own profile when it is its).
+ref_label <- if (own_is_ref) tex_escape(own_profile) else REFERENCE
+
 # "3" or "3 (2/1)": claims with this verdict, split robust / marginal when known.
 verdict_cell <- function(claims, verdict) {
   if (is.null(claims) || !"verdict" %in% names(claims)) return("--")
@@ -167,7 +170,8 @@ cov_of <- function(key) if (is.null(coverage)) NULL else coverage[coverage$paper
 
 # "rev 2d2d175, 2026-11-26" (or a range of dates, several revisions) of the archived runs.
 archive_cell <- function(cov) {
-  if (is.null(cov) || sum(cov$current) == 0) return(if (own_is_ref) "not archived" else "--")
+  if (is.null(cov)) return("--")
+  if (sum(cov$current) == 0) return(if (own_is_ref) "not archived" else "--")
   revs <- sort(unique(unlist(strsplit(cov$revisions[cov$current > 0], " ", fixed = TRUE))))
   days <- substr(c(cov$first_archived, cov$last_archived), 1, 10)
   days <- sort(unique(days[days != ""]))
@@ -181,6 +185,8 @@ hours <- function(s) sprintf("%.1f", s / 3600)
 not_run_reason <- function(cov) {
   if (is.null(cov) || nrow(cov) == 0) return("it has no experiment in the paper profile")
   if (is.na(archive_dir)) return("this checkout has no paper-profile archive (data/paper)")
+  if (sum(cov$current) == sum(cov$runs))
+    return("the archive holds all its runs, but its claims are not in this report's plan (config claims, experiments)")
   sprintf(paste0("the archive \\texttt{%s} holds %d of its %d paper-profile runs with this checkout's ",
                  "keys (%d stale, %d never archived; %s hours of experiment time not held)"),
           tex_escape(archive_dir), as.integer(sum(cov$current)), as.integer(sum(cov$runs)),
@@ -242,11 +248,11 @@ for (i in seq_len(nrow(papers))) {
   title <- tex_escape(p$citation)
   items_cell <- function(done) if (nrow(items) == 0) "--" else sprintf("%d of %d", sum(done), nrow(items))
   ref_row <- if (!is.null(ref) || (own_is_ref && is.null(coverage))) {
-    c(title, REFERENCE, items_cell(ref_done(items$experiment)),
+    c(title, ref_label, items_cell(ref_done(items$experiment)),
       vapply(VERDICTS, function(v) verdict_cell(ref, v), ""), values_cell(ref, "reps"), archive_cell(cov))
   } else {
     not_run_notes <- c(not_run_notes, sprintf("%s: %s", tex_escape(p$citation), not_run_reason(cov)))
-    c(title, REFERENCE, items_cell(ref_done(items$experiment)),
+    c(title, ref_label, items_cell(ref_done(items$experiment)),
       "\\multicolumn{5}{l}{not run in the paper profile (see below)}", archive_cell(cov))
   }
   rows[[length(rows) + 1]] <- paste0(paste(ref_row, collapse = " & "), " \\\\")
@@ -268,7 +274,7 @@ for (i in seq_len(nrow(papers))) {
 # Totals over all papers (claims files pooled).
 pool <- function(cl) if (length(cl) > 0) bind_rows(cl) else NULL
 all_items <- bind_rows(lapply(papers$key, items_of))
-total_rows <- c(paste0(paste(c("All papers", REFERENCE, sprintf("%d of %d", sum(ref_done(all_items$experiment)), nrow(all_items)),
+total_rows <- c(paste0(paste(c("All papers", ref_label, sprintf("%d of %d", sum(ref_done(all_items$experiment)), nrow(all_items)),
                                 vapply(VERDICTS, function(v) verdict_cell(pool(ref_claims), v), ""),
                                 values_cell(pool(ref_claims), "reps"), ""), collapse = " & "), " \\\\"),
                 if (!own_is_ref)
@@ -290,7 +296,7 @@ note <- paste0(
   if (length(missing_notes) > 0) paste0("Not regenerated in the paper profile: ", paste(missing_notes, collapse = "; "), ".") else "")
 lines <- c(
   "{\\small\\setlength{\\tabcolsep}{3pt}",
-  "\\begin{tabular}{@{}>{\\raggedright\\arraybackslash}p{0.23\\linewidth}lcccccc>{\\raggedright\\arraybackslash}p{0.13\\linewidth}@{}}",
+  "\\begin{tabular}{@{}>{\\raggedright\\arraybackslash}p{0.19\\linewidth}lcccccc>{\\raggedright\\arraybackslash}p{0.13\\linewidth}@{}}",
   "\\toprule",
   " & & & \\multicolumn{4}{c}{Claims (robust / marginal)} & & \\\\",
   "\\cmidrule(lr){4-7}",
