@@ -350,3 +350,29 @@ def test_every_character_the_claims_tables_quote_can_be_typeset():
             if ord(ch) > 0xFF and ch not in declared:
                 missing.setdefault(path.name, []).append(f"{ch} (U+{ord(ch):04X})")
     assert not missing, f"characters LaTeX cannot typeset (declare them in paper/report.tex): {missing}"
+
+
+# ---- another profile's claims table beside the paper profile's (analysis/lib/reference.R) ----
+
+@needs_r
+def test_claims_table_gives_the_paper_verdict_and_lists_disagreements(tmp_path):
+    ref = write_csv(tmp_path / "paper.csv", ["id", "verdict", "strength", "profile", "reps", "mean"],
+                    [["a", "reproduced", "robust", "paper", "3", "1"],
+                     ["b", "not reproduced", "robust", "paper", "3", "2"],
+                     ["c", "not run", "", "paper", "3", ""]])
+    code = (f'source("{ANALYSIS / "lib" / "load.R"}", chdir = TRUE)\n'
+            f'ref <- read_reference("{ref}", c("a", "b", "c", "d"))\n'
+            'res <- tibble(id = c("a", "b", "c", "d"), verdict = c("reproduced", "reproduced", "reproduced", "not run"))\n'
+            'cat(jsonlite::toJSON(list(cells = vapply(seq_len(4), function(i) reference_cell(ref, res$id[i], res$verdict[i]), ""),'
+            ' par = paste(disagreement_lines(ref, res, "quick"), collapse = "\\n"))))')
+    got = json.loads(rscript("-e", code).stdout)
+    assert got["cells"][0] == "\\newline {\\scriptsize paper profile: reproduced (robust)}"
+    assert got["cells"][1] == "\\newline {\\scriptsize paper profile: \\textbf{not reproduced} (robust)}"
+    assert got["cells"][2] == got["cells"][3] == "\\newline {\\scriptsize paper profile: not run}"
+    par = got["par"][0]
+    assert "the verdicts differ on 1 of the 2 claims both evaluated: \\texttt{b} (quick: reproduced; paper: not reproduced)." in par
+    assert "no verdict on 1 claim(s) evaluated here" in par
+    # a file that is not a claims CSV is named
+    bad = write_csv(tmp_path / "bad.csv", ["id", "verdict"], [["a", "reproduced"]])
+    proc = rscript("-e", f'source("{ANALYSIS / "lib" / "load.R"}", chdir = TRUE); read_reference("{bad}", "a")', check=False)
+    assert proc.returncode != 0 and "bad.csv: not a claims CSV" in proc.stderr
