@@ -118,15 +118,17 @@ def test_a_changed_module_source_makes_its_archived_runs_stale(tmp_path):
 
 
 def test_a_fresh_clone_rebuilds_the_paper_report_from_its_archive(tmp_path):
-    """The paper profile's report (figures, claims, summary, PDF) from its archive alone: the copy
-    has no kernel, every run is restored (none boots), the summary's headline names the archive's
-    revision, and a paper the archive does not hold says it was not run in the paper profile."""
+    """The paper profile's report (figures, claims, summary, PDF) from its archive alone
+    (archived_only=true: the experiments it holds whole): the copy has no kernel, every run is
+    restored (none boots), the summary's headline names the archive's revision, and a paper the
+    archive does not hold says it was not run in the paper profile."""
     box = copy_pipeline(tmp_path)
     assert not (box / "build" / "kernel" / "linux").exists()
     n = archive_synthetic_runs(box, "paper", ["ma2019_fig01"])
-    cfg = ["--config", "profile=paper", "experiments=[ma2019_fig01]", "claims=[ma2019]"]
+    cfg = ["--config", "profile=paper", "archived_only=true"]     # every experiment the archive holds whole
     planned = plan(box, *cfg)
     assert len(planned["run"]) == n and "kernel" not in planned and "variant_module" not in planned
+    assert {o.split("/")[3] for o in planned["run"]} == {"ma2019_fig01"}
     res = snakemake(box, *cfg)
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     logs = "".join(p.read_text() for p in (box / "results" / "paper" / "logs" / "ma2019_fig01").rglob("*.log"))
@@ -163,3 +165,10 @@ def test_another_profile_shows_the_paper_verdicts_from_the_archive(tmp_path):
     headline = (box / gen / "headline_ma2019.tex").read_text()
     assert "\\emph{Paper profile}" in headline and "\\emph{Profile quick}" in headline
     assert "\\texttt{ma2019\\_fig13}" in headline           # not in the archive: named
+
+
+def test_archived_only_without_an_archive_is_refused(tmp_path):
+    box = copy_pipeline(tmp_path)
+    res = snakemake(box, "-n", "--config", "archived_only=true")
+    assert res.returncode != 0
+    assert "archived_only=true: profile quick has no results archive" in res.stdout + res.stderr
