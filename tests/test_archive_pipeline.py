@@ -109,7 +109,7 @@ def test_a_changed_module_source_makes_its_archived_runs_stale(tmp_path):
     box = copy_pipeline(tmp_path)
     archive_synthetic_runs(box)
     header = box / "kernel" / "variants" / "bbq_math.h"
-    header.write_text(header.read_text() + "\n/* changed */\n")
+    header.write_text(header.read_text() + "\n#define BBRLAB_TEST_CHANGE 1\n")   # code, not a comment (runkey code_only)
     booted = booted_runs(box)
     bbq = [f"results/quick/runs/ma2019_fig13/{j['point']}/rep{j['repetition']}/run.json"
            for j in jobs(box, "ma2019_fig13") if any(f["cc"] == "bbq" for f in j["flows"])]
