@@ -168,14 +168,16 @@ ref_done <- function(experiment) if (own_is_ref) figure_exists(experiment) else 
 
 cov_of <- function(key) if (is.null(coverage)) NULL else coverage[coverage$paper == key, ]
 
-# "rev 2d2d175, 2026-11-26" (or a range of dates, several revisions) of the archived runs.
-archive_cell <- function(cov) {
+# "rev 2d2d175, 2026-11-26" (or a range of dates; more than two revisions are counted unless
+# `all_revisions`) of the archived runs.
+archive_cell <- function(cov, all_revisions = FALSE) {
   if (is.null(cov)) return("--")
   if (sum(cov$current) == 0) return(if (own_is_ref) "not archived" else "--")
   revs <- sort(unique(unlist(strsplit(cov$revisions[cov$current > 0], " ", fixed = TRUE))))
   days <- substr(c(cov$first_archived, cov$last_archived), 1, 10)
   days <- sort(unique(days[days != ""]))
   when <- if (length(days) > 1) sprintf("%s--%s", days[1], days[length(days)]) else days
+  if (length(revs) > 2 && !all_revisions) return(sprintf("%d revisions, %s", length(revs), when))
   sprintf("rev.\\ %s, %s", paste(tex_escape(revs), collapse = ", "), when)
 }
 
@@ -219,7 +221,7 @@ headline <- function(p, items, cov) {
     sprintf(paste0("\\emph{Paper profile} (%s): %s%s; %d of its %d items regenerated.%s"),
             if (is.null(cov) || sum(cov$current) == 0) "this report's runs"
             else sprintf("runs archived in \\texttt{%s}, %s; %d runs, %s host CPU-hours", tex_escape(archive_dir),
-                         archive_cell(cov), as.integer(sum(cov$current)), hours(sum(cov$host_cpu_s))),
+                         archive_cell(cov, all_revisions = TRUE), as.integer(sum(cov$current)), hours(sum(cov$host_cpu_s))),
             counts_text(ref), reps_text(ref), sum(done), nrow(items),
             if (length(lacking) && !own_is_ref)
               sprintf(" Not in the archive whole, so not run in the paper profile here: %s.",
