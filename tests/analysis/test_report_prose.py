@@ -56,12 +56,15 @@ def prose(tex: str) -> str:
     return text.replace("~", " ").replace("\\,", " ")
 
 
+_SN = r"(?<![\w.,/])\d+(?!\d|\.\d)"        # a whole number standing alone (not BBRv2's 2)
 SIZE_PATTERNS = {
-    "<n> runs / points / repetitions":
-        rf"{_N}\s+(?:runs|points|repetitions)\b",
+    "<n> runs / repetitions": rf"{_SN}\s+(?:runs|repetitions)\b",
+    # points of a sweep, not percentage points ("at most 10 points")
+    "all <n> points / <n> sweep points / <n> points x":
+        rf"(?:\ball\s+{_SN}\s+points\b|{_SN}\s+sweep\s+points\b|{_SN}\s+points\s+(?:\$\\times\$|×))",
     "<n> experiment-hours / hours of experiment time / simulated seconds":
-        rf"{_N}\s+(?:experiment-hours|hours\s+of\s+experiment\s+time|simulated\s+seconds)\b",
-    "<n> host CPU-seconds / -hours": rf"{_N}\s+host\s+CPU-(?:seconds|hours)\b",
+        rf"{_SN}\s+(?:experiment-hours|hours\s+of\s+experiment\s+time|simulated\s+seconds)\b",
+    "<n> host CPU-seconds / -hours": rf"{_SN}\s+host\s+CPU-(?:seconds|hours)\b",
 }
 _DATED = re.compile(r"\b20\d\d-\d\d-\d\d\b|bench/|docs/\\allowbreak\{\}results|docs/results")
 _ITEM = re.compile(r"(?:Figs?\.|Tables?|Eq\.)\s*(?:[\dIVX]+(?:\(\w\))?(?:\s*(?:,|and|--)\s*)?)*$")
@@ -176,12 +179,15 @@ def test_findings_are_not_headed_as_the_quick_profile(tex):
 EARLIER_SIZES = [
     r"The \emph{paper} profile runs the paper's 6000-s transfers at all 110 points (183 experiment-hours), one repetition each.",
     r"the paper profile holds 31 points $\times$ 3 repetitions (11\,700 simulated seconds).",
+    r"the paper profile holds 31 points $\times$ three repetitions",
     r"The paper profile (725 runs, 201 hours of experiment time, 183 of them Utsumi's) is extrapolated",
     r"The quick profile's 22 runs (one each, 30--95\,s) used 1008 host CPU-seconds (some 8.5 minutes of the two cores)",
     r"(\texttt{results/quick-ns3-linux/}; 31 runs and their report in 3\,min 34\,s)",
 ]
 NOT_SIZES = [
     r"Fig.~5 runs at the default 100\,ms",
+    r"\emph{removes} an unfairness when its distance is at most 10 points,",
+    r"Fig.~14: $m = 1, 3$. BBRv2 runs with its defaults",
     r"a change of 1.7 points of share",
     r"The paper profile runs \paperprofile{tang}{points} points, \paperprofile{tang}{runs} runs",
     r"the whole quick profile (145 runs of the five papers) took 17\,min 25\,s (2026-11-24; the runs 1405 host CPU-seconds)",
