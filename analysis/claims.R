@@ -1,9 +1,11 @@
 #!/usr/bin/env Rscript
 # analysis/claims.R -- reproduced value, interval and verdict of every claim in a claims file.
 #
-# Usage:   Rscript analysis/claims.R <claims.csv> <runs_root> <out.tex> [warmup_s]
+# Usage:   Rscript analysis/claims.R <claims.csv> <runs_root> <out.tex> [warmup_s] [reference.csv]
 # Inputs:  claims CSV (format: claims/README.md); run.json + tidy/*.csv of every run
-#          below <runs_root>; warmup_s of the steady-state rule (default 10 s).
+#          below <runs_root>; warmup_s of the steady-state rule (default 10 s);
+#          reference.csv: the same claims as this script wrote them from the paper
+#          profile's runs (workflow/rules/reference.smk), for another profile's table.
 # Outputs: <out.tex>  longtable fragment (one row per claim) with a note giving the
 #                     profile, the repetitions, the steady-state rule and the tolerance;
 #          <out>.csv  the same rows for machines (<out.tex> with .csv instead of .tex),
@@ -11,6 +13,9 @@
 #          <out>_counts.tex  the verdict counts as a sentence for the report's prose
 #                     ("Of the 41 claims: 34 reproduced, ..."), so that no count
 #                     in the report is written by hand.
+#          With reference.csv, each verdict cell also gives the paper profile's verdict
+#          and a paragraph after the table lists the claims on which the two disagree
+#          (analysis/lib/reference.R).
 #          All written atomically; a malformed claims file writes none.
 #
 # The verdict rule is analysis/lib/verdict.R's (stated in paper/sections/verdict_rule.tex).
@@ -24,6 +29,7 @@ warmup_s <- if (length(args) >= 4) as.numeric(args[4]) else DEFAULT_WARMUP_S
 claims <- read_claims(args[1])
 runs <- read_runs(args[2])
 res <- evaluate_claims(claims, runs, warmup_s)
+reference <- if (length(args) >= 5) read_reference(args[5], res$id) else NULL
 
 # Which profile and how many repetitions per point the claims' experiments ran.
 exp_index <- runs$index[runs$index$experiment %in% c(claims$experiment, claims$ref_experiment), ]
@@ -88,8 +94,10 @@ claim_cell <- function(i) {
 
 verdict_cell <- function(i) {
   r <- res[i, ]
-  if (r$strength == "") return(tex_escape(r$verdict))
-  sprintf("%s\\newline {\\scriptsize (%s)}", tex_escape(r$verdict), r$strength)
+  s <- if (r$strength == "") tex_escape(r$verdict)
+       else sprintf("%s\\newline {\\scriptsize (%s)}", tex_escape(r$verdict), r$strength)
+  if (!is.null(reference)) s <- paste0(s, reference_cell(reference, r$id, r$verdict))
+  s
 }
 
 idx <- seq_len(nrow(res))
@@ -111,14 +119,15 @@ note <- sprintf(paste(
   tex_escape(steady_rule_text(warmup_s)), format(100 * TOLERANCE))
 
 out_tex <- args[3]
-write_atomic(tabular_lines(rows, paste0("\\begin{longtable}{@{}",
+write_atomic(c(tabular_lines(rows, paste0("\\begin{longtable}{@{}",
                                   ">{\\raggedright\\arraybackslash}p{0.40\\linewidth}",
                                   ">{\\raggedright\\arraybackslash}p{0.13\\linewidth}",
                                   ">{\\raggedright\\arraybackslash}p{0.16\\linewidth}",
                                   ">{\\raggedright\\arraybackslash}p{0.07\\linewidth}",
                                   ">{\\raggedright\\arraybackslash}p{0.12\\linewidth}@{}}"),
                            c("Claim", "Published", "Reproduced", "n", "Verdict"),
-                           note = note), out_tex)
+                           note = note),
+             if (!is.null(reference)) disagreement_lines(reference, res, profile) else NULL), out_tex)
 write_csv_atomic(res, sub("(\\.tex)?$", ".csv", out_tex))
 
 # The verdict counts as one sentence (the report's prose \input's it).

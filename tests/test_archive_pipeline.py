@@ -7,6 +7,8 @@ The archive is made from synthetic runs (tests/analysis/synth_runs.py) carrying 
 real jobs of two Ma et al. experiments (BBR, and BBQ, a variant module)."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import subprocess
@@ -21,11 +23,12 @@ sys.path.insert(0, str(REPO / "tests" / "analysis"))
 import synth_runs  # noqa: E402
 
 EXPERIMENTS = ["ma2019_fig01", "ma2019_fig13"]
+REVISION = "0123456789abcdef0123456789abcdef01234567"     # the revision the synthetic runs say ran them
 CONFIG = ["--config", f"experiments=[{','.join(EXPERIMENTS)}]", "claims=[ma2019]"]
 
 
-def jobs(box, experiment):
-    return spec.expand(spec.load(box / "mininet" / "specs" / "ma2019" / f"{experiment}.yaml", profile="quick"))
+def jobs(box, experiment, profile="quick"):
+    return spec.expand(spec.load(box / "mininet" / "specs" / "ma2019" / f"{experiment}.yaml", profile=profile))
 
 
 def booted_runs(box) -> list:
@@ -39,13 +42,13 @@ def booted_runs(box) -> list:
     return sorted(o for i, o in runs if "build/kernel/ready-" in i)
 
 
-def archive_synthetic_runs(box) -> int:
-    """Synthetic runs of every quick job of EXPERIMENTS, with those jobs' keys, archived in
-    box/data/quick (the profile's default archive); returns how many."""
-    runs = box / "staging"
+def archive_synthetic_runs(box, profile="quick", experiments=EXPERIMENTS, first=None) -> int:
+    """Synthetic runs of every job (or the `first` jobs) of `experiments` in `profile`, with those
+    jobs' keys, archived in box/data/<profile> (the profile's default archive); returns how many."""
+    runs = box / "staging" / profile
     n = 0
-    for experiment in EXPERIMENTS:
-        for job in jobs(box, experiment):
+    for experiment in experiments:
+        for job in jobs(box, experiment, profile)[:first]:
             flows = [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": float(f["rtt_ms"]), "start_s": float(f["start_s"]),
                       "stop_s": float(f["stop_s"]), "label": f["label"]} for f in job["flows"]]
             run_dir = runs / experiment / job["point"] / f"rep{job['repetition']}"
@@ -53,10 +56,11 @@ def archive_synthetic_runs(box) -> int:
                                  flows=flows, phases={f["flow"]: [(1e9, 40.0)] for f in flows},
                                  qdelay_phases=[(1e9, 5.0)], retrans={f["flow"]: 0 for f in flows})
             meta = json.loads((run_dir / "run.json").read_text())
-            meta.update(spec=job, run_key=runkey.run_key(job), modules_key=runkey.modules_key(job))
+            meta.update(spec=job, run_key=runkey.run_key(job), modules_key=runkey.modules_key(job), profile=profile,
+                        git_revision=REVISION)
             (run_dir / "run.json").write_text(json.dumps(meta))
             n += 1
-    counts = archive.add(box / "data" / "quick", archive.complete_runs(runs), progress=lambda *_: None)
+    counts = archive.add(box / "data" / profile, archive.complete_runs(runs), progress=lambda *_: None)
     assert counts["added"] == n
     return n
 
@@ -107,9 +111,69 @@ def test_a_changed_module_source_makes_its_archived_runs_stale(tmp_path):
     box = copy_pipeline(tmp_path)
     archive_synthetic_runs(box)
     header = box / "kernel" / "variants" / "bbq_math.h"
-    header.write_text(header.read_text() + "\n/* changed */\n")
+    header.write_text(header.read_text() + "\n#define BBRLAB_TEST_CHANGE 1\n")   # code, not a comment (runkey code_only)
     booted = booted_runs(box)
     bbq = [f"results/quick/runs/ma2019_fig13/{j['point']}/rep{j['repetition']}/run.json"
            for j in jobs(box, "ma2019_fig13") if any(f["cc"] == "bbq" for f in j["flows"])]
     assert bbq and booted == sorted(bbq)          # BBQ's runs boot again; BBR's are still restored
     assert "variant_module" in plan(box, *CONFIG)
+
+
+def test_a_fresh_clone_rebuilds_the_paper_report_from_its_archive(tmp_path):
+    """The paper profile's report (figures, claims, summary, PDF) from its archive alone
+    (archived_only=true: the experiments it holds whole): the copy has no kernel, every run is
+    restored (none boots), the summary's headline names the archive's revision, and a paper the
+    archive does not hold says it was not run in the paper profile."""
+    box = copy_pipeline(tmp_path)
+    assert not (box / "build" / "kernel" / "linux").exists()
+    n = archive_synthetic_runs(box, "paper", ["ma2019_fig01"])
+    cfg = ["--config", "profile=paper", "archived_only=true"]     # every experiment the archive holds whole
+    planned = plan(box, *cfg)
+    assert len(planned["run"]) == n and "kernel" not in planned and "variant_module" not in planned
+    assert {o.split("/")[3] for o in planned["run"]} == {"ma2019_fig01"}
+    res = snakemake(box, *cfg)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    logs = "".join(p.read_text() for p in (box / "results" / "paper" / "logs" / "ma2019_fig01").rglob("*.log"))
+    assert logs.count("restored from the archive") == n and "booting" not in logs
+    gen = box / "results" / "paper" / "report" / "generated"
+    assert (box / "results" / "paper" / "report" / "report.pdf").stat().st_size > 0
+    assert (gen / "ma2019_fig01.pdf").is_file() and (gen / "claims_ma2019.csv").is_file()
+    summary = (gen / "summary.tex").read_text()
+    assert f"Ma et al. (2019) & paper & 1 of" in summary and f"rev.\\ {REVISION[:7]}, 20" in summary
+    assert "Utsumi and Hasegawa (2022) & paper & 0 of" in summary and "not run in the paper profile" in summary
+    assert "Not run in the paper profile" in (gen / "headline_utsumi2022.tex").read_text()
+    assert "\\emph{Paper profile} (runs archived in \\texttt{data/paper}" in (gen / "headline_ma2019.tex").read_text()
+
+
+def test_another_profile_shows_the_paper_verdicts_from_the_archive(tmp_path):
+    """The quick profile's claims table and summary with the paper profile's verdicts beside its
+    own: the paper runs are unpacked from data/paper into results/quick/reference/ (not booted),
+    only for experiments the archive holds whole."""
+    box = copy_pipeline(tmp_path)
+    archive_synthetic_runs(box)                                   # the quick runs, restored too
+    n = archive_synthetic_runs(box, "paper", ["ma2019_fig01"])
+    archive_synthetic_runs(box, "paper", ["ma2019_fig13"], first=2)   # held in part: not run in the paper profile
+    planned = plan(box, *CONFIG)
+    assert len(planned["reference_run"]) == n and all("/reference/paper/runs/ma2019_fig01/" in o
+                                                      for o in planned["reference_run"])
+    assert "kernel" not in planned and "variant_module" not in planned
+    gen = "results/quick/report/generated"
+    res = snakemake(box, *CONFIG, "--", f"{gen}/claims_ma2019.tex", f"{gen}/summary.tex")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    table = (box / gen / "claims_ma2019.tex").read_text()
+    assert table.count("paper profile:") > 10 and "Profile quick against the paper profile" in table
+    assert "\\textbf{Profile quick against the paper profile} (3 repetition(s)" in table
+    ref = (box / gen / "reference" / "claims_ma2019.csv").read_text()
+    assert ",paper,3" in ref                      # evaluated on the paper runs (profile, repetitions)
+    headline = (box / gen / "headline_ma2019.tex").read_text()
+    assert "\\emph{Paper profile}" in headline and "\\emph{Profile quick}" in headline
+    assert "\\texttt{ma2019\\_fig13}" in headline           # not in the archive whole: named
+    coverage = {r["experiment"]: r for r in csv.DictReader(io.StringIO((box / gen / "archive_coverage.csv").read_text()))}
+    assert (coverage["ma2019_fig13"]["runs"], coverage["ma2019_fig13"]["current"]) == (str(len(jobs(box, "ma2019_fig13", "paper"))), "2")
+
+
+def test_archived_only_without_an_archive_is_refused(tmp_path):
+    box = copy_pipeline(tmp_path)
+    res = snakemake(box, "-n", "--config", "archived_only=true")
+    assert res.returncode != 0
+    assert "archived_only=true: profile quick has no results archive" in res.stdout + res.stderr

@@ -3,4 +3,4 @@
 # variants.R first (the labels); metrics.R before the per-paper metric files, which
 # extend its METRICS list.
 for (f in c("variants.R", "tidy.R", "metrics.R", "metrics_tang.R", "metrics_utsumi2022.R", "backlog_estimate.R",
-           "verdict.R", "output.R")) source(f)
+           "verdict.R", "output.R", "reference.R")) source(f)

@@ -138,12 +138,13 @@ def test_summary_counts_items_and_verdicts(tmp_path):
     got = table_rows(tex)
     ma, kim, total = got["Ma et al. (2019)"], got["Kim et al. (2019)"], got["All papers"]
     # Fig. 1; Fig. 4 and Table I; Figs. 8-11 (config/experiments.csv)
-    assert ma == [f"7 of {items_of('ma2019')}", "3 (2/1)", "1 (0/1)", "1 (1/0)", "1", "paper", "3"]
-    assert kim == [f"0 of {items_of('kim2019')}", "--", "--", "--", "--", "--", "--"]   # no claims file
-    assert got["Yang et al. (2019)"][0] == f"0 of {items_of('yang2019')}"
+    # this report is the paper profile's own (no --reference): one row per paper, labelled with it
+    assert ma == ["paper", f"7 of {items_of('ma2019')}", "3 (2/1)", "1 (0/1)", "1 (1/0)", "1", "3", "--"]
+    assert kim == ["paper", f"0 of {items_of('kim2019')}", "--", "--", "--", "--", "--", "--"]   # no claims file
+    assert got["Yang et al. (2019)"][1] == f"0 of {items_of('yang2019')}"
     # the total counts every paper's items
-    assert total[:2] == [f"7 of {published_items()}", "3 (2/1)"]
-    assert "Not regenerated: Ma et al. (2019): Fig. 3, Fig. 5" in tex
+    assert total[:3] == ["paper", f"7 of {published_items()}", "3 (2/1)"]
+    assert "Not regenerated in the paper profile: Ma et al. (2019): Fig. 3, Fig. 5" in tex
     assert "\\begin{tabular}" in tex and "\\linewidth" in tex
 
 
@@ -161,9 +162,10 @@ def test_summary_without_strength_profile_or_reps_shows_dashes(tmp_path):
     out = tmp_path / "summary.tex"
     rscript(ANALYSIS / "summary.R", gen, out, PAPER / "papers.csv")
     got = table_rows(out.read_text())
-    assert got["Ma et al. (2019)"] == [f"0 of {items_of('ma2019')}", "1 (--)", "0", "1 (--)", "1", "--", "--"]
-    assert got["new2024"] == ["--", "1 (1/0)", "0", "0", "0", "quick", "1"]
-    assert got["All papers"][-2:] == ["quick", "1"]
+    # the profile label is read from the claims files (quick, from new2024's)
+    assert got["Ma et al. (2019)"] == ["quick", f"0 of {items_of('ma2019')}", "1 (--)", "0", "1 (--)", "1", "--", "--"]
+    assert got["new2024"] == ["quick", "--", "1 (1/0)", "0", "0", "0", "1", "--"]
+    assert got["All papers"][-2:] == ["1", ""]
 
 
 @needs_r
@@ -174,7 +176,63 @@ def test_summary_with_no_claims_at_all(tmp_path):
     rscript(ANALYSIS / "summary.R", gen, out)
     got = table_rows(out.read_text())
     assert set(got) == {p["citation"] for p in papers()} | {"All papers"}
-    assert got["All papers"] == [f"0 of {published_items()}", "--", "--", "--", "--", "--", "--"]
+    assert got["All papers"] == ["this", f"0 of {published_items()}", "--", "--", "--", "--", "--", ""]
+
+
+COVERAGE_COLS = ["experiment", "paper", "points", "runs", "current", "stale", "missing", "experiment_s",
+                 "missing_experiment_s", "host_cpu_s", "revisions", "first_archived", "last_archived"]
+
+
+def ordered_rows(tex: str) -> list[list[str]]:
+    """Body rows of a generated table in order, every cell (a second row of a paper has an empty
+    first cell)."""
+    return [[c.strip() for c in line[:-2].split(" & ")] for line in tex.split("\\midrule", 1)[1].splitlines()
+            if line.endswith("\\\\") and " & " in line]
+
+
+@needs_r
+def test_summary_headline_is_the_paper_profile_and_the_own_profile_is_labelled(tmp_path):
+    """Another profile's summary (the quick one's): per paper the paper profile's row from the
+    reference claims and the archive's coverage, then its own row labelled with its profile; a
+    paper the archive does not hold says so and why; the headline sentences and size macros."""
+    gen, ref = tmp_path / "generated", tmp_path / "generated" / "reference"
+    ref.mkdir(parents=True)
+    (gen / "ma2019_fig01.pdf").write_bytes(b"%PDF-")
+    write_csv(gen / "claims_ma2019.csv", CLAIMS_COLS,
+              [["c1", "p", "Fig. 1", "ma2019_fig01", "reproduced", "marginal", "1", "quick", "1"],
+               ["c2", "p", "Fig. 1", "ma2019_fig01", "not reproduced", "marginal", "1", "quick", "1"]])
+    write_csv(ref / "claims_ma2019.csv", CLAIMS_COLS,
+              [["c1", "p", "Fig. 1", "ma2019_fig01", "reproduced", "robust", "3", "paper", "3"],
+               ["c2", "p", "Fig. 1", "ma2019_fig01", "reproduced", "robust", "3", "paper", "3"]])
+    write_csv(gen / "claims_utsumi2022.csv", CLAIMS_COLS,
+              [["u1", "p", "Fig. 4", "utsumi2022_fig04", "reproduced", "marginal", "1", "quick", "1"]])
+    cov = write_csv(tmp_path / "coverage.csv", COVERAGE_COLS,
+                    [["ma2019_fig01", "ma2019", "1", "3", "3", "0", "0", "360", "0", "90.5", "abc1234",
+                      "2026-11-26T03:00:00Z", "2026-11-26T04:00:00Z"],
+                     ["ma2019_fig03", "ma2019", "7", "21", "0", "1", "20", "2520", "2520", "0", "", "", ""],
+                     ["utsumi2022_fig04", "utsumi2022", "10", "10", "0", "0", "10", "60000", "60000", "0", "", "", ""]])
+    out = gen / "summary.tex"
+    rscript(ANALYSIS / "summary.R", gen, out, PAPER / "papers.csv", REPO / "config" / "experiments.csv",
+            "--profile", "quick", "--reference", ref, "--coverage", cov, "--archive", "data/paper")
+    tex = out.read_text()
+    rows = ordered_rows(tex)
+    i = next(k for k, r in enumerate(rows) if r[0] == "Ma et al. (2019)")
+    # the headline: the paper profile's verdicts, items the archive holds whole, its revision and day
+    assert rows[i] == ["Ma et al. (2019)", "paper", f"1 of {items_of('ma2019')}", "2 (2/0)", "0", "0", "0", "3",
+                       "rev.\\ abc1234, 2026-11-26"]
+    assert rows[i + 1] == ["", "quick", f"1 of {items_of('ma2019')}", "1 (0/1)", "0", "1 (0/1)", "0", "1", "this report"]
+    u = next(k for k, r in enumerate(rows) if r[0] == "Utsumi and Hasegawa (2022)")
+    assert "not run in the paper profile" in rows[u][3] and rows[u + 1][1:4] == ["quick", f"0 of {items_of('utsumi2022')}", "1 (0/1)"]
+    assert "the archive \\texttt{data/paper} holds 0 of its 10 paper-profile runs" in tex
+    assert "16.7 hours of experiment time not held" in tex
+    headline = (gen / "headline_ma2019.tex").read_text()
+    assert "of its 2 claims, 2 reproduced (2 robust, 0 marginal)" in headline and "rev.\\ abc1234" in headline
+    assert "\\emph{Profile quick}" in headline and "1 not reproduced (0 robust, 1 marginal)" in headline
+    assert "\\texttt{ma2019\\_fig03}" in headline            # held only in part: named
+    assert (gen / "headline_utsumi2022.tex").read_text().count("Not run in the paper profile") == 1
+    sizes = (gen / "paper_profile.tex").read_text()
+    assert "pp@ma2019@runs\\endcsname{24}" in sizes and "pp@all@hours\\endcsname{17}" in sizes
+    assert "pp@ma2019@cpuhours\\endcsname{0.0}" in sizes and "pp@utsumi2022@cpuhours\\endcsname{--}" in sizes
 
 
 # ---- point labels in R ----------------------------------------------------------------
@@ -292,3 +350,29 @@ def test_every_character_the_claims_tables_quote_can_be_typeset():
             if ord(ch) > 0xFF and ch not in declared:
                 missing.setdefault(path.name, []).append(f"{ch} (U+{ord(ch):04X})")
     assert not missing, f"characters LaTeX cannot typeset (declare them in paper/report.tex): {missing}"
+
+
+# ---- another profile's claims table beside the paper profile's (analysis/lib/reference.R) ----
+
+@needs_r
+def test_claims_table_gives_the_paper_verdict_and_lists_disagreements(tmp_path):
+    ref = write_csv(tmp_path / "paper.csv", ["id", "verdict", "strength", "profile", "reps", "mean"],
+                    [["a", "reproduced", "robust", "paper", "3", "1"],
+                     ["b", "not reproduced", "robust", "paper", "3", "2"],
+                     ["c", "not run", "", "paper", "3", ""]])
+    code = (f'source("{ANALYSIS / "lib" / "load.R"}", chdir = TRUE)\n'
+            f'ref <- read_reference("{ref}", c("a", "b", "c", "d"))\n'
+            'res <- tibble(id = c("a", "b", "c", "d"), verdict = c("reproduced", "reproduced", "reproduced", "not run"))\n'
+            'cat(jsonlite::toJSON(list(cells = vapply(seq_len(4), function(i) reference_cell(ref, res$id[i], res$verdict[i]), ""),'
+            ' par = paste(disagreement_lines(ref, res, "quick"), collapse = "\\n"))))')
+    got = json.loads(rscript("-e", code).stdout)
+    assert got["cells"][0] == "\\newline {\\scriptsize paper profile: reproduced (robust)}"
+    assert got["cells"][1] == "\\newline {\\scriptsize paper profile: \\textbf{not reproduced} (robust)}"
+    assert got["cells"][2] == got["cells"][3] == "\\newline {\\scriptsize paper profile: not run}"
+    par = got["par"][0]
+    assert "the verdicts differ on 1 of the 2 claims both evaluated: \\texttt{b} (quick: reproduced; paper: not reproduced)." in par
+    assert "no verdict on 1 claim(s) evaluated here" in par
+    # a file that is not a claims CSV is named
+    bad = write_csv(tmp_path / "bad.csv", ["id", "verdict"], [["a", "reproduced"]])
+    proc = rscript("-e", f'source("{ANALYSIS / "lib" / "load.R"}", chdir = TRUE); read_reference("{bad}", "a")', check=False)
+    assert proc.returncode != 0 and "bad.csv: not a claims CSV" in proc.stderr

@@ -10,6 +10,13 @@ next; dated counts of earlier runs belong in docs/results/ (issues 22 and 25).
 The check reads the TeX source with its comments and its \\generatedinput{...}{...} calls
 removed, and looks for the forms such counts have taken in this report's history
 (`VERDICT_COUNT_PATTERNS`). Counts spelt in words ("five of Tang's claims") are not caught.
+
+The same holds for the size of the paper profile and what its archive holds (runs, points,
+repetitions, experiment time, host CPU time: `SIZE_PATTERNS`): the prose takes them from
+generated/paper_profile.tex (\\paperprofile{<paper>}{<what>}, analysis/summary.R). A size
+measured once (a benchmark) may stay in a sentence that dates it (2026-11-24) or names the file
+that records it (bench/results/, docs/results/). The findings of a paper come from the paper
+profile (generated/headline_<paper>.tex), so no findings heading names the quick profile.
 """
 
 from __future__ import annotations
@@ -47,6 +54,40 @@ def prose(tex: str) -> str:
     text = re.sub(r"\\generatedinput\{[^{}]*\}\{(?:[^{}]|\{[^{}]*\})*\}", " ", text)
     # TeX spacing between a number and its unit or word
     return text.replace("~", " ").replace("\\,", " ")
+
+
+_SN = r"(?<![\w.,/])\d+(?!\d|\.\d)"        # a whole number standing alone (not BBRv2's 2)
+SIZE_PATTERNS = {
+    "<n> runs / repetitions": rf"{_SN}\s+(?:runs|repetitions)\b",
+    # points of a sweep, not percentage points ("at most 10 points")
+    "all <n> points / <n> sweep points / <n> points x":
+        rf"(?:\ball\s+{_SN}\s+points\b|{_SN}\s+sweep\s+points\b|{_SN}\s+points\s+(?:\$\\times\$|×))",
+    "<n> experiment-hours / hours of experiment time / simulated seconds":
+        rf"{_SN}\s+(?:experiment-hours|hours\s+of\s+experiment\s+time|simulated\s+seconds)\b",
+    "<n> host CPU-seconds / -hours": rf"{_SN}\s+host\s+CPU-(?:seconds|hours)\b",
+}
+_DATED = re.compile(r"\b20\d\d-\d\d-\d\d\b|bench/|docs/\\allowbreak\{\}results|docs/results")
+_ITEM = re.compile(r"(?:Figs?\.|Tables?|Eq\.)\s*(?:[\dIVX]+(?:\(\w\))?(?:\s*(?:,|and|--)\s*)?)*$")
+
+
+def sentences(body: str) -> list[str]:
+    """The prose cut into sentences (at a full stop followed by a space and a capital)."""
+    return re.split(r"(?<=[.;:])\s+(?=[A-Z\\])", body)
+
+
+def profile_sizes(tex: str) -> list[str]:
+    """Each hand-written profile size or cost in `tex` that no date or record file accompanies,
+    as 'form: matched text' (a figure's number, "Fig. 5 runs", is not a size)."""
+    found = []
+    for sentence in sentences(prose(tex)):
+        if _DATED.search(sentence):
+            continue
+        for form, pattern in SIZE_PATTERNS.items():
+            for m in re.finditer(pattern, sentence):
+                if _ITEM.search(sentence[:m.start()].rstrip()):
+                    continue
+                found.append(f"{form}: {' '.join(m.group(0).split())!r}")
+    return found
 
 
 def verdict_counts(tex: str) -> list[str]:
@@ -121,3 +162,45 @@ def test_earlier_counts_are_caught(sentence):
 @pytest.mark.parametrize("sentence", NOT_COUNTS)
 def test_other_numbers_pass(sentence):
     assert not verdict_counts(sentence), verdict_counts(sentence)
+
+
+@pytest.mark.parametrize("tex", report_sources(), ids=lambda p: p.name)
+def test_no_profile_size_written_by_hand(tex):
+    found = profile_sizes(tex.read_text())
+    assert not found, (f"{tex.relative_to(REPO)} states the paper profile's size or cost by hand (use "
+                       f"\\paperprofile{{<paper>}}{{<what>}}; a benchmark's number needs its date or file): {found}")
+
+
+@pytest.mark.parametrize("tex", report_sources(), ids=lambda p: p.name)
+def test_findings_are_not_headed_as_the_quick_profile(tex):
+    assert not re.search(r"\{Findings \(quick profile\)\}|Findings \(quick profile\)\.", tex.read_text()), tex.name
+
+
+EARLIER_SIZES = [
+    r"The \emph{paper} profile runs the paper's 6000-s transfers at all 110 points (183 experiment-hours), one repetition each.",
+    r"the paper profile holds 31 points $\times$ 3 repetitions (11\,700 simulated seconds).",
+    r"the paper profile holds 31 points $\times$ three repetitions",
+    r"The paper profile (725 runs, 201 hours of experiment time, 183 of them Utsumi's) is extrapolated",
+    r"The quick profile's 22 runs (one each, 30--95\,s) used 1008 host CPU-seconds (some 8.5 minutes of the two cores)",
+    r"(\texttt{results/quick-ns3-linux/}; 31 runs and their report in 3\,min 34\,s)",
+]
+NOT_SIZES = [
+    r"Fig.~5 runs at the default 100\,ms",
+    r"\emph{removes} an unfairness when its distance is at most 10 points,",
+    r"Fig.~14: $m = 1, 3$. BBRv2 runs with its defaults",
+    r"a change of 1.7 points of share",
+    r"The paper profile runs \paperprofile{tang}{points} points, \paperprofile{tang}{runs} runs",
+    r"the whole quick profile (145 runs of the five papers) took 17\,min 25\,s (2026-11-24; the runs 1405 host CPU-seconds)",
+    r"In this machine's quick runs of 2026-11-23 (one run per point; the 22 ns-3 runs took 31 host CPU-seconds)",
+    r"Figs.~2, 3 and 5 runs both settings",
+]
+
+
+@pytest.mark.parametrize("sentence", EARLIER_SIZES)
+def test_earlier_sizes_are_caught(sentence):
+    assert profile_sizes(sentence), sentence
+
+
+@pytest.mark.parametrize("sentence", NOT_SIZES)
+def test_other_sizes_pass(sentence):
+    assert not profile_sizes(sentence), profile_sizes(sentence)

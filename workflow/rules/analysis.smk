@@ -16,11 +16,13 @@ rule figure:
 
 
 rule claims:
-    """A paper's claims: reproduced values and verdicts as a table (.tex) and for machines (.csv)."""
+    """A paper's claims: reproduced values and verdicts as a table (.tex) and for machines (.csv);
+    outside the paper profile each verdict with the paper profile's beside it (reference.smk)."""
     input:
         runs=claims_runs,
         claims=lambda wildcards: PAPERS[wildcards.claims].claims,
         script="analysis/claims.R",
+        reference=reference_claims_csv,
     output:
         tex=f"{GEN}/claims_{{claims}}.tex",
         csv=f"{GEN}/claims_{{claims}}.csv",
@@ -28,8 +30,8 @@ rule claims:
     log:
         f"{RES}/logs/claims_{{claims}}.log",
     shell:
-        f"Rscript {{input.script}} {{input.claims}} {RES}/runs {{output.tex}} {config['warmup_s']} > {{log}} 2>&1"
-        " || (tail -20 {log}; exit 1)"
+        f"Rscript {{input.script}} {{input.claims}} {RES}/runs {{output.tex}} {config['warmup_s']} {{input.reference}}"
+        " > {log} 2>&1 || (tail -20 {log}; exit 1)"
 
 
 rule fidelity_table:
@@ -84,17 +86,24 @@ rule point_labels:
 
 
 rule summary_table:
-    """One row per paper (paper/papers.csv; its items from config/experiments.csv): regenerated
-    items, claims per verdict."""
+    """One row per paper (paper/papers.csv; its items from config/experiments.csv): the paper
+    profile's items, claims per verdict, repetitions and archive (reference.smk), and outside the
+    paper profile this profile's verdicts below them; one headline sentence per paper for its part."""
     input:
         papers=bbrexperiments.PAPERS,
         experiments=bbrexperiments.TABLE,
-        generated=FIGURES + CLAIMS_CSV,
+        generated=FIGURES + CLAIMS_CSV + REF_CLAIMS_CSV,
+        coverage=f"{GEN}/archive_coverage.csv",
         script="analysis/summary.R",
     output:
-        f"{GEN}/summary.tex",
+        table=f"{GEN}/summary.tex",
+        headlines=[f"{GEN}/headline_{k}.tex" for k in PAPERS],
+        sizes=f"{GEN}/paper_profile.tex",
     log:
         f"{RES}/logs/summary.log",
+    params:
+        archive=REF_ARCHIVE or "none",
     shell:
-        f"Rscript {{input.script}} {GEN} {{output}} {{input.papers}} {{input.experiments}} > {{log}} 2>&1"
-        " || (tail -20 {log}; exit 1)"
+        f"Rscript {{input.script}} {GEN} {{output.table}} {{input.papers}} {{input.experiments}}"
+        f" --profile {PROFILE} --reference {REF_GEN} --coverage {{input.coverage}} --archive {{params.archive}}"
+        " > {log} 2>&1 || (tail -20 {log}; exit 1)"

@@ -47,9 +47,10 @@ _ARCHIVE_ROWS = bbrarchive.read_manifest(ARCHIVE) if ARCHIVE else {}
 _MODULE_KEYS = {}
 
 
-def archived(job):
-    """The archive's row for this run when it holds it with this checkout's keys, else None."""
-    row = _ARCHIVE_ROWS.get((job["name"], job["point"], int(job["repetition"])))
+def archived(job, rows=None):
+    """The archive's row for this run when it holds it with this checkout's keys, else None
+    (rows: another archive's manifest rows; default the profile's archive)."""
+    row = (_ARCHIVE_ROWS if rows is None else rows).get((job["name"], job["point"], int(job["repetition"])))
     if row is None:
         return None
     names = tuple(bbrvariants.used_by([job]))       # one module key per set of variants
@@ -81,13 +82,6 @@ def _selected(key, known, what):
 
 
 _in_profile = [e.name for e in bbrexperiments.of_profile(EXPERIMENTS, PROFILE)]
-_only = _selected("experiments", _in_profile, f"experiments of profile {PROFILE} in config/experiments.csv")
-# The experiments this profile runs, in table order (config `experiments` may narrow them).
-PROFILE_EXPERIMENTS = [e for e in _in_profile if _only is None or e in _only]
-_papers_in_plan = [k for k in PAPERS if any(EXPERIMENTS[e].paper == k for e in PROFILE_EXPERIMENTS)]
-_claims_only = _selected("claims", list(PAPERS), "papers of paper/papers.csv")
-# The papers whose claims tables the report shows.
-CLAIMS_PAPERS = _claims_only if _claims_only is not None else _papers_in_plan
 
 
 def spec_path(experiment):
@@ -111,6 +105,22 @@ def expand_spec(experiment, profile):
                             f" {', '.join(names)}; the spec's name must be the experiment's")
         _expanded[(experiment, profile)] = jobs
     return _expanded[(experiment, profile)]
+
+
+_only = _selected("experiments", _in_profile, f"experiments of profile {PROFILE} in config/experiments.csv")
+# The experiments this profile runs, in table order (config `experiments` may narrow them; config
+# archived_only=true to those the archive holds whole with this checkout's keys: nothing boots).
+PROFILE_EXPERIMENTS = [e for e in _in_profile if _only is None or e in _only]
+if config.get("archived_only", False):
+    if not ARCHIVE:
+        raise PlanError(f"config archived_only=true: profile {PROFILE} has no results archive "
+                        f"(no data/{PROFILE}/manifest.csv, or archive=none)")
+    PROFILE_EXPERIMENTS = [e for e in PROFILE_EXPERIMENTS
+                           if all(archived(j) is not None for j in expand_spec(e, PROFILE))]
+_papers_in_plan = [k for k in PAPERS if any(EXPERIMENTS[e].paper == k for e in PROFILE_EXPERIMENTS)]
+_claims_only = _selected("claims", list(PAPERS), "papers of paper/papers.csv")
+# The papers whose claims tables the report shows.
+CLAIMS_PAPERS = _claims_only if _claims_only is not None else _papers_in_plan
 
 
 def all_jobs_of(experiment):

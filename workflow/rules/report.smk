@@ -6,7 +6,8 @@ rule report:
     input:
         tex="paper/report.tex",
         sections=sorted(str(p) for p in pathlib.Path("paper/sections").glob("*.tex")),
-        generated=FIGURES + CLAIMS + CLAIMS_COUNTS + NS3_COMPARE + [f"{GEN}/{t}.tex" for t in ("fidelity", "testbed", "summary")],
+        generated=FIGURES + CLAIMS + CLAIMS_COUNTS + NS3_COMPARE + [f"{GEN}/{t}.tex" for t in ("fidelity", "testbed", "summary")]
+            + [f"{GEN}/headline_{k}.tex" for k in PAPERS] + [f"{GEN}/paper_profile.tex"],
     output:
         f"{RES}/report/report.pdf",
     log:

@@ -1,0 +1,132 @@
+# The paper profile's results archive as every report's reference: the summary table's headline
+# and, beside each claim's verdict of another profile, the verdict of the paper profile.
+#
+# The reference is the archive the repository ships, data/paper (in the paper profile: the
+# profile's own archive when config archive names one). Nothing here boots a testbed: an
+# experiment counts as run in the paper profile when the archive holds every one of its
+# paper-profile runs with this checkout's keys (common.smk archived()); in a profile other than
+# paper those runs are unpacked into results/<profile>/reference/paper/runs/ (rule
+# reference_run) and the claims evaluated on them (rule reference_claims, the paper profile's
+# warm-up). An experiment the archive holds only in part, or stale, is not run in the paper
+# profile as far as the report is concerned; generated/archive_coverage.csv says how much of it
+# the archive holds and why the rest is missing.
+import csv as _csv
+
+import yaml as _yaml
+
+REFERENCE = "paper"
+if PROFILE == REFERENCE and ARCHIVE:
+    REF_ARCHIVE = ARCHIVE
+elif pathlib.Path(f"data/{REFERENCE}/manifest.csv").is_file():
+    REF_ARCHIVE = f"data/{REFERENCE}"
+else:
+    REF_ARCHIVE = None
+_REF_ROWS = bbrarchive.read_manifest(REF_ARCHIVE) if REF_ARCHIVE else {}
+REF_WARMUP_S = _yaml.safe_load(pathlib.Path(f"config/{REFERENCE}.yaml").read_text())["warmup_s"]
+REF_TREE = f"{RES}/reference/{REFERENCE}"
+COVERAGE_COLUMNS = ["experiment", "paper", "points", "runs", "current", "stale", "missing", "experiment_s",
+                    "missing_experiment_s", "host_cpu_s", "revisions", "first_archived", "last_archived"]
+
+
+def _coverage():
+    """One row per experiment of the reference profile (COVERAGE_COLUMNS): its points and runs, how many the
+    reference archive holds current / stale / not at all, their experiment time (all, not held),
+    the host CPU-seconds the current ones took, the revisions that ran them and when they were
+    archived (first, last)."""
+    rows = []
+    for e in bbrexperiments.of_profile(EXPERIMENTS, REFERENCE):
+        jobs = expand_spec(e.name, REFERENCE)
+        held = [archived(j, _REF_ROWS) for j in jobs] if REF_ARCHIVE else [None] * len(jobs)
+        listed = [(j["name"], j["point"], int(j["repetition"])) in _REF_ROWS for j in jobs]
+        cur = [r for r in held if r is not None]
+        stamps = sorted(r["archived_at"] for r in cur)
+        rows.append([e.name, e.paper, len({j["point"] for j in jobs}), len(jobs), len(cur), sum(listed) - len(cur), len(jobs) - sum(listed),
+                     round(sum(float(j["duration_s"]) for j in jobs)),
+                     round(sum(float(j["duration_s"]) for j, r in zip(jobs, held) if r is None)),
+                     round(sum(float(r["host_cpu_s"] or 0) for r in cur), 1),
+                     " ".join(sorted({r["git_revision"][:7] for r in cur})),
+                     stamps[0] if stamps else "", stamps[-1] if stamps else ""])
+    return rows
+
+
+COVERAGE = _coverage()
+# The experiments run in the paper profile, as far as the reports are concerned: all their runs held.
+REF_EXPERIMENTS = [r[0] for r in COVERAGE if r[3] > 0 and r[4] == r[3]]
+
+
+def reference_runs_of(experiment):
+    return [f"{REF_TREE}/runs/{experiment}/{j['point']}/rep{j['repetition']}/run.json"
+            for j in expand_spec(experiment, REFERENCE)]
+
+
+def _reference_claims_runs(key):
+    named = bbrexperiments.claims_experiments(PAPERS[key].claims)
+    return [r for e in REF_EXPERIMENTS if e in named for r in reference_runs_of(e)]
+
+
+# Where each report finds the paper profile's claims CSVs: its own in the paper profile, else the
+# reference's (only for papers with at least one experiment run in the paper profile).
+if PROFILE == REFERENCE:
+    REF_GEN = GEN
+    REF_PAPERS = []
+else:
+    REF_GEN = f"{GEN}/reference"
+    REF_PAPERS = [k for k in CLAIMS_PAPERS if _reference_claims_runs(k)]
+REF_CLAIMS_CSV = [f"{REF_GEN}/claims_{k}.csv" for k in REF_PAPERS]
+
+
+def reference_claims_csv(wildcards):
+    """The paper profile's claims CSV of this paper for another profile's claims table, or none."""
+    return [f"{REF_GEN}/claims_{wildcards.claims}.csv"] if wildcards.claims in REF_PAPERS else []
+
+
+rule archive_coverage:
+    """How much of each paper-profile experiment the reference archive holds (COVERAGE_COLUMNS);
+    rewritten when that changes (the rows are the rule's params)."""
+    output:
+        f"{GEN}/archive_coverage.csv",
+    log:
+        f"{RES}/logs/archive_coverage.log",
+    params:
+        rows=COVERAGE,
+        columns=COVERAGE_COLUMNS,
+    localrule: True
+    script:
+        "../scripts/write_rows.py"
+
+
+if PROFILE != REFERENCE:
+
+    rule reference_run:
+        """A paper-profile run unpacked from the reference archive (never booted: only runs the
+        archive holds with this checkout's keys are planned)."""
+        input:
+            lambda wildcards: ancient(str(bbrarchive.entry_path(REF_ARCHIVE, wildcards.experiment,
+                                                                 wildcards.point, wildcards.rep))),
+        output:
+            f"{REF_TREE}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json",
+        log:
+            f"{RES}/logs/reference/{{experiment}}/{{point}}/rep{{rep}}.log",
+        params:
+            sha256=lambda wildcards: _REF_ROWS[(wildcards.experiment, wildcards.point, int(wildcards.rep))]["sha256"],
+        localrule: True
+        run:
+            row = _REF_ROWS[(wildcards.experiment, wildcards.point, int(wildcards.rep))]
+            bbrarchive.restore(REF_ARCHIVE, row, pathlib.Path(output[0]).parent)
+            pathlib.Path(log[0]).write_text(f"restored from {REF_ARCHIVE} ({row['sha256'][:16]})\n")
+
+    rule reference_claims:
+        """A paper's claims evaluated on the paper-profile runs of the reference archive."""
+        input:
+            runs=lambda wildcards: _reference_claims_runs(wildcards.claims),
+            claims=lambda wildcards: PAPERS[wildcards.claims].claims,
+            script="analysis/claims.R",
+        output:
+            tex=f"{REF_GEN}/claims_{{claims}}.tex",
+            csv=f"{REF_GEN}/claims_{{claims}}.csv",
+            counts=f"{REF_GEN}/claims_{{claims}}_counts.tex",
+        log:
+            f"{RES}/logs/reference/claims_{{claims}}.log",
+        shell:
+            f"Rscript {{input.script}} {{input.claims}} {REF_TREE}/runs {{output.tex}} {REF_WARMUP_S} > {{log}} 2>&1"
+            " || (tail -20 {log}; exit 1)"
