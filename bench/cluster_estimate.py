@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """How long a profile takes on N cluster cores, extrapolated from measured runs.
 
-    .venv/bin/python bench/cluster_estimate.py RUNS_DIR [--profile paper] [--cores 2 8 32 128]
-                                               [--out bench/results/cluster-estimate-<date>]
+    .venv/bin/python bench/cluster_estimate.py RUNS_DIR [RUNS_DIR ...] [--profile paper]
+                       [--experiment NAME ...] [--cores 2 8 32 128] [--out bench/results/cluster-estimate-<date>]
 
-RUNS_DIR holds finished runs (run.json, e.g. results/quick/runs). From each
+Each RUNS_DIR holds finished runs (run.json, e.g. results/quick/runs). From each
 its measured host CPU seconds per experiment second (run.json timings:
-host_cpu_s / experiment_s, boot and set-up included) is taken; every run of
+host_cpu_s / experiment_s, boot and set-up included) is taken; where a point
+has runs of several lengths (a quick run and a longer one that filled its
+buffer), only its longest runs count; every run of
 the target profile (its specs expanded, config/experiments.csv) gets the rate
 of the measured run of the same experiment and sweep point, else the mean
 rate of that experiment's measured runs, else the mean of all, and a
@@ -33,16 +35,23 @@ sys.path.insert(0, str(REPO / "mininet"))
 from bbrlab.experiment import experiments, repetitions  # noqa: E402
 
 
-def measured_rates(runs_dir: pathlib.Path) -> dict:
-    """{(experiment, point): host CPU s per experiment s} of the complete, ok runs below runs_dir."""
+def measured_rates(runs_dirs) -> dict:
+    """{(experiment, point): host CPU s per experiment s} of the complete, ok runs below the
+    directories (one directory or a list): the mean over each point's longest runs."""
+    runs = {}
+    for runs_dir in [runs_dirs] if isinstance(runs_dirs, pathlib.Path) else runs_dirs:
+        for path in sorted(runs_dir.glob("*/*/rep*/run.json")):
+            run = json.loads(path.read_text())
+            timings = run.get("timings", {})
+            if run.get("status") != "ok" or not timings.get("experiment_s") or not timings.get("host_cpu_s"):
+                continue
+            runs.setdefault((run["experiment"], run["point"]), []).append(
+                (timings["experiment_s"], timings["host_cpu_s"] / timings["experiment_s"]))
     rates = {}
-    for path in sorted(runs_dir.glob("*/*/rep*/run.json")):
-        run = json.loads(path.read_text())
-        timings = run.get("timings", {})
-        if run.get("status") != "ok" or not timings.get("experiment_s") or not timings.get("host_cpu_s"):
-            continue
-        rates.setdefault((run["experiment"], run["point"]), []).append(timings["host_cpu_s"] / timings["experiment_s"])
-    return {key: statistics.mean(v) for key, v in rates.items()}
+    for key, measured in runs.items():
+        longest = max(length for length, _rate in measured)
+        rates[key] = statistics.mean(rate for length, rate in measured if length == longest)
+    return rates
 
 
 def spec_file(experiment: str) -> pathlib.Path:
@@ -86,8 +95,10 @@ def hours(seconds: float) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs_dir", type=pathlib.Path)
+    parser.add_argument("runs_dir", type=pathlib.Path, nargs="+")
     parser.add_argument("--profile", default="paper")
+    parser.add_argument("--experiment", action="append", default=[],
+                        help="estimate only these experiments of the profile (default: all of them)")
     parser.add_argument("--cores", type=int, nargs="+", default=[2, 8, 32, 128, 512])
     parser.add_argument("--out", type=pathlib.Path,
                         default=REPO / "bench" / "results" / f"cluster-estimate-{datetime.date.today()}")
@@ -96,12 +107,16 @@ def main(argv=None) -> int:
     if not rates:
         print(f"no complete runs below {args.runs_dir}", file=sys.stderr)
         return 2
-    runs, sources = estimate([e.name for e in experiments.of_profile(experiments.load(REPO)[0], args.profile)],
-                             args.profile, rates)
+    names = [e.name for e in experiments.of_profile(experiments.load(REPO)[0], args.profile)]
+    unknown = sorted(set(args.experiment) - set(names))
+    if unknown:
+        print(f"not experiments of profile {args.profile}: {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    runs, sources = estimate([n for n in names if not args.experiment or n in args.experiment], args.profile, rates)
     cpu = [r[4] for r in runs]
     longest = max(runs, key=lambda r: r[4])
     lines = [f"# Profile `{args.profile}` on N cluster cores (extrapolated)", "",
-             f"Measured: {len(rates)} runs below `{args.runs_dir}`, host CPU per experiment second "
+             f"Measured: {len(rates)} points below {', '.join(f'`{d}`' for d in args.runs_dir)}, host CPU per experiment second "
              f"{min(rates.values()):.2f}-{max(rates.values()):.2f} (mean {statistics.mean(rates.values()):.2f}).",
              f"Profile `{args.profile}`: {len(runs)} runs, {hours(sum(r[3] for r in runs))} of experiment time; "
              f"rates taken from the same sweep point for {sources['point']} runs, from the same experiment "

@@ -3,6 +3,10 @@
 
     .venv/bin/python bench/host_cost_profile.py [--duration 12] [--rate 100] [--flows 2]
         [--tag NAME] [--traffic bulk|iperf3] [--seed N] [--keep DIR] [--out bench/results/host-cost-<date>-<tag>.json]
+    .venv/bin/python bench/host_cost_profile.py --spec SPEC --point POINT [--profile P] [--duration S] [--rep K] ...
+
+With --spec, the run is that spec's point (as `bbrlab run --point` resolves it,
+its repetition's seed), with --duration (when given) replacing its duration_s.
 
 Runs one experiment (BBR flows of 10 and 50 ms RTT, the second starting 2 s
 after the first, 2 MB buffer, virtual clock, the specs' default sampling) with
@@ -56,6 +60,19 @@ def make_job(duration, rate, flows, extra=None):
     job = spec.expand(spec.resolve(raw))[0]
     job["proc_accounting"] = True
     return job
+
+
+def spec_job(path, point, profile=None, duration=None, rep=1):
+    """The resolved run of `point` (repetition `rep`) of the spec at `path`, with duration_s
+    replaced when `duration` is given, and proc_accounting set. SystemExit naming the points
+    when the spec has no such point."""
+    overrides = {"duration_s": duration} if duration else None
+    jobs = spec.expand(spec.load(path, profile=profile, overrides=overrides))
+    for job in jobs:
+        if job["point"] == point and job["repetition"] == rep:
+            job["proc_accounting"] = True
+            return job
+    sys.exit(f"{path}: no point {point!r} rep {rep} (points: {', '.join(sorted({j['point'] for j in jobs}))})")
 
 
 def read_task(path: pathlib.Path) -> dict:
@@ -325,7 +342,11 @@ def table(result: dict) -> str:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=12)
+    parser.add_argument("--duration", type=float, help="experiment seconds (default 12; with --spec, its own)")
+    parser.add_argument("--spec", help="run this spec's --point instead of the built-in BBR job")
+    parser.add_argument("--point", help="with --spec: the point (bbrlab runs SPEC lists them)")
+    parser.add_argument("--profile", help="with --spec: the profile to resolve it with")
+    parser.add_argument("--rep", type=int, default=1, help="with --spec: the repetition (its seed)")
     parser.add_argument("--rate", type=float, default=100)
     parser.add_argument("--flows", type=int, default=2)
     parser.add_argument("--tag", default="base")
@@ -338,8 +359,11 @@ def main():
     parser.add_argument("--out")
     args = parser.parse_args()
     out = pathlib.Path(args.out or REPO / "bench" / "results" / f"host-cost-{datetime.date.today()}-{args.tag}.json")
-    job = make_job(args.duration, args.rate, args.flows, {"seed": args.seed})
-    job["traffic_tool"] = args.traffic
+    if args.spec:
+        job = spec_job(args.spec, args.point, args.profile, args.duration, args.rep)
+    else:
+        job = make_job(args.duration or 12, args.rate, args.flows, {"seed": args.seed})
+        job["traffic_tool"] = args.traffic
     if args.lowat:
         job["receiver_lowat_bytes"] = args.lowat
     with tempfile.TemporaryDirectory(prefix="bbrlab-hostcost-") as root:
@@ -370,7 +394,8 @@ def main():
             result["guest_marks"] = json.loads(marks_path.read_text())
         result["run"] = {"timings": summary["timings"], "fidelity_valid": summary["fidelity"]["valid"],
                          "tag": args.tag, "receiver_lowat_bytes": args.lowat,
-                         "traffic_tool": args.traffic, "seed": args.seed}
+                         "traffic_tool": job.get("traffic_tool", args.traffic), "seed": job["seed"],
+                         "spec": args.spec, "point": args.point}
     tmpout = out.with_name(out.name + ".tmp")
     tmpout.write_text(json.dumps(result, indent=1))
     tmpout.rename(out)

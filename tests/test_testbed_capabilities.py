@@ -95,11 +95,11 @@ def test_guest_memory_grows_with_the_buffer_and_the_cluster_asks_for_the_same():
                  flows=[{"cc": "bbr", "rtt_ms": 40}, {"cc": "cubic", "rtt_ms": 40}])
     assert big["bottleneck"]["buffer_bytes_resolved"] == 64_000_000
     assert units.window_bytes(big) == 64_500_000
-    assert resources.guest_mem_mb(big) == 1280
+    assert resources.guest_mem_mb(big) == 2048          # 1024 + 2 sockets x 2 x 4 windows, less the base
     bigger = job_of(bottleneck={"rate_mbps": 100, "buffer_bdp": 128},
                     flows=[{"cc": "bbr", "rtt_ms": 80}, {"cc": "cubic", "rtt_ms": 80}])
     assert bigger["bottleneck"]["buffer_bytes_resolved"] == 128_000_000
-    assert resources.guest_mem_mb(bigger) == 1536
+    assert resources.guest_mem_mb(bigger) == 3072
     for job in (ordinary, big, bigger):
         assert resources.mem_mb(job) == resources.HOST_SIDE_MB + resources.guest_mem_mb(job)
         cmd = uml.UmlBackend(kernel="/bin/true").command("/tmp/x", "virtual", "/tmp/u",
@@ -113,8 +113,33 @@ def test_memory_check_reads_memavailable(tmp_path):
     backend = uml.UmlBackend(kernel="/bin/true")
     backend.check_job(job_of(), meminfo=meminfo)              # 1024 MB of 1171 MB available
     big = job_of(bottleneck={"rate_mbps": 100, "buffer_bdp": 128, "bdp_rtt_ms": 40})
-    with pytest.raises(BackendError, match=r"cap/base: the testbed guest needs 1280 MB .* only 1171 MB available"):
+    with pytest.raises(BackendError, match=r"cap/base: the testbed guest needs 2048 MB .* only 1171 MB available"):
         backend.check_job(big, meminfo=meminfo)
+
+
+def test_socket_limits_cover_the_span_of_a_loss_recovery(tmp_path):
+    """At Utsumi's deepest point (128 BDP, 80 ms: W = 129 MB) each socket may hold 8 W, so the
+    receiver's advertised ceiling, as the socket_buffers check computes it from tcp_rmem, is the
+    span of 4 W; a span TCP cannot advertise is refused before boot, naming the limit."""
+    deep = job_of(bottleneck={"rate_mbps": 100, "buffer_bdp": 128},
+                  flows=[{"cc": "cubic", "rtt_ms": 80}, {"cc": "bbr_fca", "rtt_ms": 80}])
+    assert units.window_bytes(deep) == 129_000_000
+    assert units.span_bytes(deep) == 516_000_000
+    assert units.socket_buffer_bytes(deep) == 1_032_000_000
+    assert units.tcp_memory_bytes(deep) == 2_064_000_000
+    assert units.socket_buffer_bytes(deep) < 2**31                       # a sysctl int
+    assert units.span_bytes(deep) <= units.MAX_TCP_WINDOW_BYTES
+    ceiling = fidelity.window_ceiling_of(units.socket_buffer_bytes(deep), 1)
+    assert ceiling == units.span_bytes(deep)
+    units.check_span(deep)
+    too_deep = job_of(bottleneck={"rate_mbps": 1000, "buffer_bdp": 120})     # 300 MB at 20 ms
+    with pytest.raises(ValueError, match=r"cap/base: a window of 302.5 MB .* needs a receive window of 1210 MB"
+                                         r" in loss recovery \(4 windows\), more than TCP can advertise \(1073\.73 MB\)"):
+        units.check_span(too_deep)
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:  100000000 kB\nMemAvailable:  100000000 kB\n")
+    with pytest.raises(BackendError, match="more than TCP can advertise"):
+        uml.UmlBackend(kernel="/bin/true").check_job(too_deep, meminfo=meminfo)
 
 
 def test_a_buffer_the_host_cannot_hold_fails_before_boot(tmp_path):

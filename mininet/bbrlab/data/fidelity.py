@@ -286,9 +286,14 @@ def window_ceiling(raw: pathlib.Path, flow: int):
         return None
     for rec in json.loads(path.read_text()):
         if rec["flow"] == flow:
-            space, scale = rec["tcp_rmem"][2], rec["tcp_adv_win_scale"]
-            return space >> -scale if scale <= 0 else space - (space >> scale)
+            return window_ceiling_of(rec["tcp_rmem"][2], rec["tcp_adv_win_scale"])
     return None
+
+
+def window_ceiling_of(space: int, adv_win_scale: int) -> int:
+    """The largest window a receiver with a buffer of `space` bytes advertises under
+    tcp_adv_win_scale (Linux 6.1 tcp_win_from_space)."""
+    return space >> -adv_win_scale if adv_win_scale <= 0 else space - (space >> adv_win_scale)
 
 
 def socket_buffer_checks(raw: pathlib.Path, job: dict) -> list:

@@ -59,15 +59,34 @@ def burst_bytes(rate_mbps: float, mtu_bytes: int = 1500, tick_ms: float = 5.0) -
     return max(int(rate_mbps * 1e6 / 8 * tick_ms / 1e3), 2 * frame_bytes(mtu_bytes))
 
 
-# Large buffers. A flow that holds the whole bottleneck buffer has the buffer plus the BDP of the
-# longest path in flight. Linux keeps it twice, as socket memory of full-sized segments (truesize about
-# 1.6 times the payload with offloads off): in the sender's retransmission queue, and after a loss in
-# the receiver's out-of-order queue; the receiver advertises half its buffer (tcp_adv_win_scale 1).
-# TCP_MEMORY_PER_WINDOW budgets both, rounded up.
-TCP_MEMORY_PER_WINDOW = 4
+# Large buffers: what the hosts' socket limits must hold (docs/clocks-and-fidelity.md, "Socket
+# limits"; bench/results/deep-buffer-2026-11-26.md). W (window_bytes) is what one flow can have in
+# flight: the bottleneck buffer plus the BDP of the longest path. A Linux sender may send only up to
+# snd_una + snd_wnd (tcp_snd_wnd_test, net/ipv4/tcp_output.c): the receive window counts from the
+# oldest unacknowledged byte, so in loss recovery it must cover the whole sequence span
+# snd_una..snd_nxt -- segments lost, SACKed and retransmitted as well as new data -- not only what
+# is in flight. That span reaches SPAN_WINDOWS x W: up to 2 W outstanding when the first loss is
+# detected (a slow start still doubles in the round trip that carries the first drop, and dropped
+# segments stay in the span), one round trip (W at the bottleneck's rate) of new data while the
+# first hole is repaired, and one more when a retransmission is lost too and the head waits for
+# the retransmission timeout. Measured at 128 BDP, 80 ms, CUBIC vs BBR-FCA: 1.4 W at the first
+# loss, 2.0 W (then the ceiling) after 12 s of recovery with a retransmission lost.
+SPAN_WINDOWS = 4
+# The receiver advertises tcp_win_from_space(tcp_rmem[2]) at most, half its buffer with the
+# guest's tcp_adv_win_scale of 1 (the other half covers skb overhead: a full segment's truesize
+# is about 1.6 times its payload with offloads off, in the sender's retransmission queue and in
+# the receiver's out-of-order queue alike). So each socket's maximum is twice the span;
+# the sender gets the same, for the span and the data queued behind it.
+SOCKET_MEMORY_PER_SPAN = 2
+# Both sockets of a flow may hold their maximum at once (the sender its span and unsent data,
+# the receiver the span beyond the hole); the spans of several flows share one bottleneck, so
+# the guest's TCP memory (tcp_mem) is budgeted for one flow's two sockets.
+SOCKETS_PER_BUDGET = 2
 # Socket memory a 1-GB guest's tcp_mem already allows (about 90 MB, global): runs needing no more
 # keep the base guest and tcp_mem; the per-socket maxima are raised in every run (guest.tune_tcp_memory).
 TCP_MEMORY_IN_BASE_BYTES = 128 * 2**20
+# The largest window TCP can advertise (RFC 7323: 65535 << 14 bytes).
+MAX_TCP_WINDOW_BYTES = 65535 << 14
 
 
 def window_bytes(job: dict) -> int:
@@ -77,6 +96,29 @@ def window_bytes(job: dict) -> int:
     return bn["buffer_bytes_resolved"] + bdp_bytes(bn["rate_mbps"], rtt)
 
 
+def span_bytes(job: dict) -> int:
+    """The sequence span (snd_una..snd_nxt) a flow's receive window must cover: SPAN_WINDOWS x the
+    run's window (check_span says whether TCP can advertise it)."""
+    return SPAN_WINDOWS * window_bytes(job)
+
+
+def check_span(job: dict) -> None:
+    """ValueError, naming the run, its window and the limit, when the span is more than TCP can
+    advertise (MAX_TCP_WINDOW_BYTES): such a run's flows would be bounded by their receive windows."""
+    span = span_bytes(job)
+    if span > MAX_TCP_WINDOW_BYTES:
+        raise ValueError(f"{job.get('name', 'run')}/{job.get('point', 'base')}: a window of"
+                         f" {window_bytes(job) / 1e6:g} MB (buffer plus BDP) needs a receive window of"
+                         f" {span / 1e6:g} MB in loss recovery ({SPAN_WINDOWS} windows), more than TCP can"
+                         f" advertise ({MAX_TCP_WINDOW_BYTES / 1e6:g} MB); nothing was booted. Make the buffer smaller.")
+
+
+def socket_buffer_bytes(job: dict) -> int:
+    """Each socket's buffer maximum (tcp_rmem[2] and tcp_wmem[2]): SOCKET_MEMORY_PER_SPAN x the span."""
+    return SOCKET_MEMORY_PER_SPAN * span_bytes(job)
+
+
 def tcp_memory_bytes(job: dict) -> int:
-    """Socket memory a run may need: per-socket buffer maximum and the guest's TCP memory budget."""
-    return TCP_MEMORY_PER_WINDOW * window_bytes(job)
+    """The guest's TCP memory budget for the run (tcp_mem, and the guest memory sized from it):
+    SOCKETS_PER_BUDGET sockets at their maximum."""
+    return SOCKETS_PER_BUDGET * socket_buffer_bytes(job)

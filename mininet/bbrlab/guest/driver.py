@@ -352,16 +352,16 @@ def sysctl(node, name: str, value=None) -> str:
 
 
 def tune_tcp_memory(job: dict, db) -> list:
-    """Socket buffers large enough for the run's window (units.tcp_memory_bytes), after the
-    dumbbell exists. Mininet sets tcp_rmem and tcp_wmem to '10240 87380 16777216' in the root
-    namespace when it starts (mininet.util.fixLimits overwrites them), and each host's namespace
+    """Socket buffers large enough for the run's loss recovery (units.socket_buffer_bytes per
+    socket, units.tcp_memory_bytes for the guest), after the dumbbell exists. Mininet sets
+    tcp_rmem and tcp_wmem to '10240 87380 16777216' in the root namespace when it starts (mininet.util.fixLimits overwrites them), and each host's namespace
     copies them when it is created: a 16-MiB socket maximum, which caps the receivers' advertised
     window at 8 MiB (tcp_adv_win_scale 1). So raise the maxima of tcp_rmem and tcp_wmem in the
     root namespace and in every host's where they are smaller than the run needs, never lower
     them; and where the run needs more socket memory than the base guest holds (the same rule
     that sizes the guest's memory, resources.guest_mem_mb), tcp_mem (global) too."""
     from ..experiment import units
-    need = units.tcp_memory_bytes(job)
+    need = units.socket_buffer_bytes(job)
     applied = []
     for node in [None] + db.senders + db.receivers:
         for name in ("tcp_rmem", "tcp_wmem"):
@@ -370,11 +370,12 @@ def tune_tcp_memory(job: dict, db) -> list:
                 sysctl(node, f"net.ipv4.{name}", f"{low} {default} {need}")
                 applied.append({"node": node.name if node else "root",
                                 "cmd": ["sysctl", "-w", f"net.ipv4.{name}={low} {default} {need}"]})
-    if need <= units.TCP_MEMORY_IN_BASE_BYTES:
+    budget = units.tcp_memory_bytes(job)
+    if budget <= units.TCP_MEMORY_IN_BASE_BYTES:
         return applied
     path = pathlib.Path("/proc/sys/net/ipv4/tcp_mem")
     pages = [int(x) for x in path.read_text().split()]
-    need_pages = need // 4096
+    need_pages = budget // 4096
     if pages[2] < pages[0] + need_pages:
         new = " ".join(str(p + need_pages) for p in pages)
         path.write_text(new)

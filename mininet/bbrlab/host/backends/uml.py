@@ -84,7 +84,8 @@ class UmlBackend(Backend):
         return self.mem_mb or resources.guest_mem_mb(job)
 
     def check_job(self, job: dict, meminfo="/proc/meminfo") -> None:
-        """Refuse, before booting, a run whose guest memory the host cannot give now."""
+        """Refuse, before booting, a run whose guest memory the host cannot give now, or whose
+        loss recovery needs a larger receive window than TCP can advertise (units.check_span)."""
         need = self.guest_mem_mb(job)
         available = mem_available_mb(meminfo)
         if available is not None and need > available:
@@ -94,6 +95,10 @@ class UmlBackend(Backend):
                 f" {units.window_bytes(job) / 1e6:g} MB in flight per flow, kept by sender and receiver),"
                 f" but this host has only {available} MB available (MemAvailable in {meminfo}); nothing was booted."
                 " Run it on a host with more free memory, or make the buffer smaller.")
+        try:
+            units.check_span(job)
+        except ValueError as err:
+            raise BackendError(str(err)) from None
 
     def check(self) -> None:
         """The testbed kernel is there and executable, setarch for a seeded guest, the guest's
