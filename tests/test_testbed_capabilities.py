@@ -6,6 +6,7 @@ virtual-clock runs boot it (measured here: 21-35 s and 23-51 s, the longer while
 two cores also ran a pipeline; about 1.5 min for the file)."""
 import json
 import math
+import pathlib
 import stat
 
 import pytest
@@ -140,6 +141,29 @@ def test_socket_limits_cover_the_span_of_a_loss_recovery(tmp_path):
     meminfo.write_text("MemTotal:  100000000 kB\nMemAvailable:  100000000 kB\n")
     with pytest.raises(BackendError, match="more than TCP can advertise"):
         uml.UmlBackend(kernel="/bin/true").check_job(too_deep, meminfo=meminfo)
+
+
+def test_windows_up_to_8_mib_keep_the_sizing_the_archive_was_made_with():
+    """The archived paper-profile runs (data/paper) were made with 4 W per socket (at least
+    Mininet's 16 MiB, tune_tcp_memory never lowers) and a 4-W guest budget; the socket maxima
+    change what flows see even where they never bind, so windows up to 8 MiB keep that sizing
+    and the loss-recovery sizing starts above (units.EARLIER_SIZING_MAX_WINDOW_BYTES)."""
+    def job_with_window(buffer_bytes):
+        raw = dict(BASE, bottleneck={"rate_mbps": 100, "buffer_bytes": buffer_bytes},
+                   flows=[{"cc": "cubic", "rtt_ms": 40}, {"cc": "bbr", "rtt_ms": 40}])
+        return spec.expand(spec.resolve(raw))[0]
+    bdp = units.bdp_bytes(100, 40)
+    at = job_with_window(8 * 2**20 - bdp)
+    assert units.window_bytes(at) == 8 * 2**20
+    assert units.socket_buffer_bytes(at) == units.tcp_memory_bytes(at) == 4 * 8 * 2**20
+    above = job_with_window(8 * 2**20 - bdp + 1)
+    assert units.socket_buffer_bytes(above) == 8 * units.window_bytes(above)
+    assert units.tcp_memory_bytes(above) == 16 * units.window_bytes(above)
+    # Kim et al.'s Fig. 3 at 100 Mbit/s, as archived: 4 W = 11 MB, under Mininet's 16 MiB (kept)
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    kim = [j for j in spec.expand(spec.load(repo / "mininet/specs/kim2019/kim2019_fig03.yaml", profile="paper"))
+           if j["bottleneck"]["rate_mbps"] == 100][0]
+    assert units.socket_buffer_bytes(kim) == 4 * units.window_bytes(kim) == 11_000_000
 
 
 def test_a_buffer_the_host_cannot_hold_fails_before_boot(tmp_path):

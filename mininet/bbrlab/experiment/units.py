@@ -87,6 +87,19 @@ SOCKETS_PER_BUDGET = 2
 TCP_MEMORY_IN_BASE_BYTES = 128 * 2**20
 # The largest window TCP can advertise (RFC 7323: 65535 << 14 bytes).
 MAX_TCP_WINDOW_BYTES = 65535 << 14
+# Runs whose window W fits in the advertised window of Mininet's default socket maximum (16 MiB,
+# advertising 8 MiB) keep the earlier sizing, EARLIER_PER_WINDOW x W per socket and as the guest's
+# budget: the sizing every run of the paper profile's archive (data/paper) was made with. The socket
+# maxima change what the flows see even where they never bind (the receive-buffer autotuning and
+# the window scale follow them: measured 2026-11-26, a Kim et al. and a Yang et al. run changed),
+# so applying the loss-recovery sizing to them would make every archived run of papers 000-003
+# silently differ from a rerun. Whether those limits bound a run is checked per run, not assumed:
+# the socket_buffers fidelity check fails any run whose receive window stood at its ceiling (or
+# whose send buffer was full) for more than a small share of its busy time. The largest W of
+# papers 000-003 is 5.8 MB; the deep buffers the loss-recovery sizing is for (Utsumi & Hasegawa's)
+# reach 129 MB.
+EARLIER_SIZING_MAX_WINDOW_BYTES = 8 * 2**20
+EARLIER_PER_WINDOW = 4
 
 
 def window_bytes(job: dict) -> int:
@@ -113,12 +126,22 @@ def check_span(job: dict) -> None:
                          f" advertise ({MAX_TCP_WINDOW_BYTES / 1e6:g} MB); nothing was booted. Make the buffer smaller.")
 
 
+def earlier_sizing(job: dict) -> bool:
+    """Whether the run keeps the earlier socket sizing (EARLIER_SIZING_MAX_WINDOW_BYTES)."""
+    return window_bytes(job) <= EARLIER_SIZING_MAX_WINDOW_BYTES
+
+
 def socket_buffer_bytes(job: dict) -> int:
-    """Each socket's buffer maximum (tcp_rmem[2] and tcp_wmem[2]): SOCKET_MEMORY_PER_SPAN x the span."""
+    """Each socket's buffer maximum (tcp_rmem[2] and tcp_wmem[2]): SOCKET_MEMORY_PER_SPAN x the span,
+    or EARLIER_PER_WINDOW x the window for a run of the earlier sizing."""
+    if earlier_sizing(job):
+        return EARLIER_PER_WINDOW * window_bytes(job)
     return SOCKET_MEMORY_PER_SPAN * span_bytes(job)
 
 
 def tcp_memory_bytes(job: dict) -> int:
     """The guest's TCP memory budget for the run (tcp_mem, and the guest memory sized from it):
-    SOCKETS_PER_BUDGET sockets at their maximum."""
+    SOCKETS_PER_BUDGET sockets at their maximum, or one socket's for a run of the earlier sizing."""
+    if earlier_sizing(job):
+        return socket_buffer_bytes(job)
     return SOCKETS_PER_BUDGET * socket_buffer_bytes(job)
