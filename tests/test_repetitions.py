@@ -70,11 +70,15 @@ def test_a_round_marks_the_points_of_marginal_claims_only(root):
     repetitions.write(new, root=root)
     second = repetitions.next_round([claim("a", "marginal", "reproduced", "e1/p1;e1/p4")], "paper",
                                     {"e1": 3}, root=root)
-    assert [(r["point"], r["repetitions"], r["round"]) for r in second] == [("p1", 9, 2), ("p4", 6, 2)]
+    assert [(r["point"], r["repetitions"], r["round"]) for r in second] == [("p1", 9, 2), ("p4", 6, 1)]
     repetitions.write(second, root=root)
     assert repetitions.added("paper", root=root) == {"e1": {"p1": 9, "p4": 6}, "e2": {"q1": 6}}
-    with pytest.raises(repetitions.RuleError, match="2 rounds"):
-        repetitions.next_round(rows, "paper", {"e1": 3, "e2": 3}, root=root)
+    # p1 has had its two rounds: not marked again; p4 gets its second
+    third = repetitions.next_round([claim("a", "marginal", "reproduced", "e1/p1;e1/p4")], "paper",
+                                   {"e1": 3}, root=root)
+    assert [(r["point"], r["repetitions"], r["round"]) for r in third] == [("p4", 9, 2)]
+    assert repetitions.exhausted([claim("a", "marginal", "reproduced", "e1/p1;e1/p4")], "paper",
+                                 root=root) == [("e1", "p1")]
 
 
 def test_the_command_reads_claims_tables_and_names_a_bad_one(tmp_path, capsys):

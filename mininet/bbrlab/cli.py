@@ -190,7 +190,7 @@ def main(argv=None) -> int:
     except runner.RunFailed as err:
         print(f"bbrlab: run failed: {err}", file=sys.stderr)
         return 4
-    except (repetitions.TableError, repetitions.RuleError) as err:
+    except repetitions.TableError as err:
         print(f"bbrlab: added repetitions: {err}", file=sys.stderr)
         return 2
     return 0
@@ -211,6 +211,8 @@ def add_repetitions(claims_paths, profile, dry_run=False) -> None:
     base = {name: spec.load(repetitions.REPO / e.spec, profile=profile).get("repetitions", 1)
             for name, e in exps.items() if profile in e.profiles}
     new = repetitions.next_round(rows, profile, base)
+    for e, p in repetitions.exhausted(rows, profile):
+        print(f"{e}/{p}: had its {repetitions.LAST_ROUND} rounds; not marked again")
     for row in new:
         print(f"round {row['round']}: {row['experiment']}/{row['point']} -> {row['repetitions']} repetitions"
               f" ({row['claims']})")

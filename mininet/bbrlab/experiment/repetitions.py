@@ -13,11 +13,11 @@ more seeds:
     runs(path, profile)            a spec file's resolved runs with the added repetitions:
                                    what every planner (pipeline, CLI, estimates) expands
     added(profile)                 {experiment: {point: repetitions}}; TableError on a bad row
-    next_round(claims_rows, profile)
+    next_round(claims_rows, profile, base)
                                    the rows one more round of the rule adds, from the claims
                                    tables' rows (analysis/claims.R's CSV: strength, verdict,
-                                   points_read), or [] when no claim is marginal; RuleError
-                                   when the rule's last round has been run
+                                   points_read), each point with its own round number; a point
+                                   that has had LAST_ROUND rounds is left out (exhausted())
     write(rows, profile)           append rows to the table (atomically)
 
 A run keeps its key when its point gains repetitions (runkey.py leaves `repetitions` out), so
@@ -40,10 +40,6 @@ LAST_ROUND = 2      # at most two rounds: no point gets more than base + 2 * STE
 
 class TableError(ValueError):
     """config/added_repetitions.csv is malformed; the message names the row and column."""
-
-
-class RuleError(ValueError):
-    """A round the rule does not allow (docs/paper-profile.md)."""
 
 
 def _rows(root=REPO) -> list:
@@ -80,13 +76,28 @@ def runs(path, profile=None, overrides=None, root=REPO) -> list:
 
 def next_round(claims_rows, profile, base_repetitions, root=REPO) -> list:
     """The table rows one more round adds: every point read by a marginal claim (verdict not
-    'not run'), at its current repetitions + STEP. `base_repetitions` is {experiment: the spec's
-    repetitions in the profile}."""
-    done = [int(r["round"]) for r in _rows(root) if r["profile"] == profile]
-    this_round = max(done, default=0) + 1
-    if this_round > LAST_ROUND:
-        raise RuleError(f"the rule allows {LAST_ROUND} rounds of added repetitions; {profile} has run them")
+    'not run'), at its current repetitions + STEP, with its own round number (its earlier rounds
+    + 1: each paper's claims run their rounds when that paper's runs are complete). A point that
+    has had LAST_ROUND rounds is not marked again (exhausted() names them). `base_repetitions` is
+    {experiment: the spec's repetitions in the profile}."""
+    rounds = {}
+    for r in _rows(root):
+        if r["profile"] == profile:
+            key = (r["experiment"], r["point"])
+            rounds[key] = max(rounds.get(key, 0), int(r["round"]))
     current = added(profile, root)
+    out = []
+    for (e, p), ids in sorted(marked_points(claims_rows).items()):
+        if rounds.get((e, p), 0) >= LAST_ROUND:
+            continue
+        out.append({"profile": profile, "experiment": e, "point": p,
+                    "repetitions": current.get(e, {}).get(p, base_repetitions[e]) + STEP,
+                    "round": rounds.get((e, p), 0) + 1, "claims": ";".join(sorted(set(ids)))})
+    return out
+
+
+def marked_points(claims_rows) -> dict:
+    """{(experiment, point): [claim ids]}: the points the marginal claims (verdict not 'not run') read."""
     marks = {}
     for row in claims_rows:
         if row["strength"] != "marginal" or row["verdict"] == "not run":
@@ -94,10 +105,17 @@ def next_round(claims_rows, profile, base_repetitions, root=REPO) -> list:
         for item in filter(None, row["points_read"].split(";")):
             experiment, point = item.split("/", 1)
             marks.setdefault((experiment, point), []).append(row["id"])
-    return [{"profile": profile, "experiment": e, "point": p,
-             "repetitions": current.get(e, {}).get(p, base_repetitions[e]) + STEP,
-             "round": this_round, "claims": ";".join(sorted(set(ids)))}
-            for (e, p), ids in sorted(marks.items())]
+    return marks
+
+
+def exhausted(claims_rows, profile, root=REPO) -> list:
+    """The points marked by marginal claims that have had LAST_ROUND rounds already."""
+    rounds = {}
+    for r in _rows(root):
+        if r["profile"] == profile:
+            key = (r["experiment"], r["point"])
+            rounds[key] = max(rounds.get(key, 0), int(r["round"]))
+    return sorted(k for k in marked_points(claims_rows) if rounds.get(k, 0) >= LAST_ROUND)
 
 
 def write(rows, root=REPO) -> None:
