@@ -154,8 +154,7 @@ def test_another_profile_shows_the_paper_verdicts_from_the_archive(tmp_path):
     n = archive_synthetic_runs(box, "paper", ["ma2019_fig01"])
     archive_synthetic_runs(box, "paper", ["ma2019_fig13"], first=2)   # held in part: not run in the paper profile
     planned = plan(box, *CONFIG)
-    assert len(planned["reference_run"]) == n and all("/reference/paper/runs/ma2019_fig01/" in o
-                                                      for o in planned["reference_run"])
+    assert planned["reference_run"] == ["results/quick/reference/paper/restored/ma2019_fig01.txt"]
     assert "kernel" not in planned and "variant_module" not in planned
     gen = "results/quick/report/generated"
     res = snakemake(box, *CONFIG, "--", f"{gen}/claims_ma2019.tex", f"{gen}/summary.tex")
@@ -163,6 +162,8 @@ def test_another_profile_shows_the_paper_verdicts_from_the_archive(tmp_path):
     table = (box / gen / "claims_ma2019.tex").read_text()
     assert table.count("paper profile:") > 10 and "Profile quick against the paper profile" in table
     assert "\\textbf{Profile quick against the paper profile} (3 repetition(s)" in table
+    restored = (box / "results/quick/reference/paper/restored/ma2019_fig01.txt").read_text().splitlines()
+    assert len(restored) == n and all(line.startswith("ma2019_fig01/") for line in restored)
     ref = (box / gen / "reference" / "claims_ma2019.csv").read_text()
     assert ",paper,3" in ref                      # evaluated on the paper runs (profile, repetitions)
     headline = (box / gen / "headline_ma2019.tex").read_text()

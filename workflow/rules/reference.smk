@@ -54,14 +54,14 @@ COVERAGE = _coverage()
 REF_EXPERIMENTS = [r[0] for r in COVERAGE if r[3] > 0 and r[4] == r[3]]
 
 
-def reference_runs_of(experiment):
-    return [f"{REF_TREE}/runs/{experiment}/{j['point']}/rep{j['repetition']}/run.json"
-            for j in expand_spec(experiment, REFERENCE)]
+def reference_stamp(experiment):
+    """The stamp of an experiment's paper-profile runs unpacked into REF_TREE (rule reference_run)."""
+    return f"{REF_TREE}/restored/{experiment}.txt"
 
 
 def _reference_claims_runs(key):
     named = bbrexperiments.claims_experiments(PAPERS[key].claims)
-    return [r for e in REF_EXPERIMENTS if e in named for r in reference_runs_of(e)]
+    return [reference_stamp(e) for e in REF_EXPERIMENTS if e in named]
 
 
 # Where each report finds the paper profile's claims CSVs: its own in the paper profile, else the
@@ -98,22 +98,31 @@ rule archive_coverage:
 if PROFILE != REFERENCE:
 
     rule reference_run:
-        """A paper-profile run unpacked from the reference archive (never booted: only runs the
-        archive holds with this checkout's keys are planned)."""
+        """An experiment's paper-profile runs unpacked from the reference archive, all in one job
+        (never booted: only experiments the archive holds whole with this checkout's keys are
+        planned); the stamp lists each run and its checksum."""
         input:
-            lambda wildcards: ancient(str(bbrarchive.entry_path(REF_ARCHIVE, wildcards.experiment,
-                                                                 wildcards.point, wildcards.rep))),
+            lambda wildcards: [ancient(str(bbrarchive.entry_path(REF_ARCHIVE, j["name"], j["point"], j["repetition"])))
+                               for j in expand_spec(wildcards.experiment, REFERENCE)],
         output:
-            f"{REF_TREE}/runs/{{experiment}}/{{point}}/rep{{rep}}/run.json",
+            f"{REF_TREE}/restored/{{experiment}}.txt",
         log:
-            f"{RES}/logs/reference/{{experiment}}/{{point}}/rep{{rep}}.log",
+            f"{RES}/logs/reference/{{experiment}}.log",
         params:
-            sha256=lambda wildcards: _REF_ROWS[(wildcards.experiment, wildcards.point, int(wildcards.rep))]["sha256"],
+            sha256=lambda wildcards: [_REF_ROWS[(j["name"], j["point"], int(j["repetition"]))]["sha256"]
+                                      for j in expand_spec(wildcards.experiment, REFERENCE)],
         localrule: True
         run:
-            row = _REF_ROWS[(wildcards.experiment, wildcards.point, int(wildcards.rep))]
-            bbrarchive.restore(REF_ARCHIVE, row, pathlib.Path(output[0]).parent)
-            pathlib.Path(log[0]).write_text(f"restored from {REF_ARCHIVE} ({row['sha256'][:16]})\n")
+            lines = []
+            for j in expand_spec(wildcards.experiment, REFERENCE):
+                row = _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))]
+                dest = pathlib.Path(REF_TREE, "runs", j["name"], j["point"], f"rep{j['repetition']}")
+                bbrarchive.restore(REF_ARCHIVE, row, dest)
+                lines.append(f"{j['name']}/{j['point']}/rep{j['repetition']} {row['sha256']}\n")
+            tmp = pathlib.Path(output[0]).with_suffix(".tmp")
+            tmp.write_text("".join(lines))
+            tmp.replace(output[0])
+            pathlib.Path(log[0]).write_text(f"restored {len(lines)} runs from {REF_ARCHIVE}\n")
 
     rule reference_claims:
         """A paper's claims evaluated on the paper-profile runs of the reference archive."""
