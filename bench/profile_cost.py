@@ -40,14 +40,14 @@ def table(archive: pathlib.Path) -> str:
     plan = planned(profile)
     acc = collections.defaultdict(lambda: collections.Counter())
     for r in rows:
-        paper = exps[r["experiment"]].paper if r["experiment"] in exps else "(not in the table)"
+        paper = _part(exps[r["experiment"]]) if r["experiment"] in exps else "(not in the table)"
         a = acc[paper]
         a["runs"] += 1
         a["valid"] += r["valid"] == "true"
         for col in ("experiment_s", "host_cpu_s", "wall_s", "bytes"):
             a[col] += float(r[col] or 0)
     for name, n in plan.items():
-        acc[exps[name].paper]["planned"] += n
+        acc[_part(exps[name])]["planned"] += n
     hosts = sorted({r["host"] for r in rows})
     out = [f"# What the `{profile}` profile's archived runs cost, per paper",
            "",
@@ -65,6 +65,11 @@ def table(archive: pathlib.Path) -> str:
         out.append(_line(paper, a))
     out.append(_line("**all**", total))
     return "\n".join(out) + "\n"
+
+
+def _part(experiment) -> str:
+    """The paper an experiment belongs to, or the report part that shows it (e.g. successors)."""
+    return experiment.paper or f"{pathlib.Path(experiment.section).stem} (no paper)"
 
 
 def _line(name, a) -> str:
