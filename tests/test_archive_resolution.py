@@ -61,7 +61,7 @@ def archived_and_restored(run_dir, tmp_path) -> pathlib.Path:
     arch = tmp_path / "archive"
     archive.add(arch, [run_dir], progress=lambda *_: None)
     (row,) = archive.read_manifest(arch).values()
-    assert row["resolution"] == archive.RESOLUTION and row["resolution"].startswith("r1: ")
+    assert row["resolution"] == archive.RESOLUTION and row["resolution"].startswith("r2: ")
     return archive.restore(arch, row, tmp_path / "restored" / "rep1")
 
 
@@ -149,3 +149,20 @@ def test_no_analysis_reads_a_dropped_column():
                     named.setdefault(col, []).append(str(path.relative_to(REPO)))
     assert not named, f"dropped by the archive but read: {named}"
     assert all(col in archive.RESOLUTION for columns in archive.DROPPED.values() for col in columns)
+
+
+def test_entries_of_the_earlier_policy_are_of_experiments_that_do_not_read_what_it_dropped():
+    """r1 dropped tcp.csv's bytes_acked too (archive.R1_ALSO_DROPPED): no analysis of an experiment
+    the shipped archive holds at r1 may read it (the figure scripts and claims of those experiments)."""
+    import re
+    from bbrlab.experiment import experiments
+    exps, papers = experiments.load(REPO)
+    r1 = {row["experiment"] for row in archive.read_manifest(REPO / "data" / "paper").values()
+          if row["resolution"].startswith("r1:")} if (REPO / "data/paper/manifest.csv").is_file() else set()
+    shared = [p.read_text() for p in (REPO / "analysis" / "lib").glob("*.R")]      # every experiment's
+    for name in r1:
+        e = exps[name]
+        texts = shared + [(REPO / e.figure).read_text()] + ([(REPO / papers[e.paper].claims).read_text()] if e.paper else [])
+        for columns in archive.R1_ALSO_DROPPED.values():
+            for col in columns:
+                assert not any(re.search(rf"\b{col}\b", t) for t in texts), (name, col)
