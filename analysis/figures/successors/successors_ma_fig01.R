@@ -32,7 +32,7 @@ vals <- per_run(er$runs, function(r) {
 m <- succ_mean_by(vals, c("cc", "what"))
 get <- function(cc, what) { v <- m$value[m$cc == cc & m$what == what]; if (length(v)) v else NA_real_ }
 values <- c()
-for (cc in c("BBR", "BBRv2", "BBRv3")) {
+for (cc in succ_ccs(er$runs)) {
   k <- succ_key(cc)
   values[sprintf("ma01-%s-short", k)] <- succ_fmt(get(cc, "short"))
   values[sprintf("ma01-%s-long", k)] <- succ_fmt(get(cc, "long"))

@@ -37,7 +37,7 @@ if (nrow(vals) > 0) {
   m <- succ_mean_by(vals, c("cc", "rtt_b", "series"))
   pick <- function(cc, s) m[m$cc == cc & m$series == s, ]
   dist <- function(cc) { x <- pick(cc, "A share"); x <- x[x$rtt_b > 10, ]; if (nrow(x)) mean(abs(x$value - 50)) else NA_real_ }
-  for (cc in c("BBR", "BBRv2", "BBRv3")) {
+  for (cc in succ_ccs(er$runs)) {
     k <- succ_key(cc)
     cap <- pick(cc, "A cap")
     values[sprintf("ma05-%s-a15", k)] <- succ_fmt(cap$value[cap$rtt_b == 15][1])

@@ -34,7 +34,7 @@ rate <- if (length(er$runs)) er$runs[[1]]$meta$bottleneck$rate_mbps %||% 50 else
 values <- c()
 bb <- if (nrow(vals)) succ_mean_by(filter(vals, series == "BBR-type flow"), c("cc", "bdp")) else tibble()
 range_of <- function(cc) { x <- if (nrow(bb)) bb[bb$cc == cc, ] else bb; if (nrow(x) > 1) max(x$value) - min(x$value) else NA_real_ }
-for (cc in c("BBR", "BBRv2", "BBRv3")) {
+for (cc in succ_ccs(er$runs)) {
   k <- succ_key(cc)
   x <- if (nrow(bb)) bb[bb$cc == cc, ] else tibble(bdp = double(), value = double())
   for (i in seq_len(nrow(x))) values[sprintf("co-%s-b%s", k, gsub("[^0-9]", "", format(x$bdp[i])))] <- succ_fmt(x$value[i])

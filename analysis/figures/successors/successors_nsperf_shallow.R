@@ -48,7 +48,7 @@ if (nrow(vals) > 0) {
   for (i in seq_len(nrow(m)))
     values[sprintf("sh-%s-b%s-n%d-%s", succ_key(m$cc[i]), bkey(m$bdp[i]), m$nflows[i], m$what[i])] <- succ_fmt(m$value[i], 2)
   r <- m[m$what == "retx", ]
-  for (i in which(r$cc %in% c("BBRv2", "BBRv3"))) {
+  for (i in which(r$cc %in% succ_successors(er$runs))) {
     base <- r$value[r$cc == "BBR" & r$bdp == r$bdp[i] & r$nflows == r$nflows[i]]
     ratio <- if (length(base) && base > 0) r$value[i] / base else NA_real_
     k <- sprintf("sh-%s-b%s-n%d", succ_key(r$cc[i]), bkey(r$bdp[i]), r$nflows[i])

@@ -34,7 +34,7 @@ vals <- per_run(er$runs, function(r) {
 values <- c()
 BUF_KEYS <- c("0.8" = "b08", "1.5" = "b15", "3" = "b3", "6" = "b6")
 m <- succ_mean_by(vals, c("cc", "rtt", "bdp"))
-for (cc in c("BBR", "BBRv2", "BBRv3")) {
+for (cc in succ_ccs(er$runs)) {
   k <- succ_key(cc)
   x <- if (nrow(m)) m[m$cc == cc & m$rtt == 200, ] else tibble(bdp = double(), value = double())
   for (b in names(BUF_KEYS)) {
@@ -45,7 +45,7 @@ for (cc in c("BBR", "BBRv2", "BBRv3")) {
   values[sprintf("tang5-%s-range", k)] <- succ_fmt(if (nrow(x)) max(x$value) - min(x$value) else NA)
 }
 dist_of <- function(cc) { x <- if (nrow(m)) m[m$cc == cc & m$rtt == 200, ] else m; if (nrow(x)) mean(abs(x$value - 50)) else NA_real_ }
-for (cc in c("BBRv2", "BBRv3"))
+for (cc in succ_successors(er$runs))
   values[sprintf("tang5-%s-words", succ_key(cc))] <- succ_unfairness_words(dist_of(cc), dist_of("BBR"))
 succ_write_values(values, a$out_pdf)
 

@@ -33,7 +33,7 @@ vals <- per_run(er$runs, function(r) {
 values <- c()
 bb <- if (nrow(vals)) succ_mean_by(filter(vals, series == "BBR-type flow"), c("cc", "bdp")) else tibble()
 dist_of <- function(cc) { x <- if (nrow(bb)) bb[bb$cc == cc, ] else bb; if (nrow(x)) mean(abs(x$value - 50)) else NA_real_ }
-for (cc in c("BBR", "BBRv2", "BBRv3")) {
+for (cc in succ_ccs(er$runs)) {
   k <- succ_key(cc)
   x <- if (nrow(bb)) bb[bb$cc == cc, ] else tibble(bdp = double(), value = double())
   for (i in seq_len(nrow(x))) values[sprintf("u6-%s-b%s", k, gsub("[^0-9]", "", format(x$bdp[i])))] <- succ_fmt(x$value[i])

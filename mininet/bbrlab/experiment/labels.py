@@ -123,7 +123,15 @@ def _cc_text(assignment, point_spec) -> str:
 
 
 def _params_text(assignment, point_spec) -> str:
-    return _same_or_vs([params_text(v) for v in _flow_values(assignment, "module_params").values()])
+    """The swept flows' module_params as text; a flow's that equal a registry preset of its
+    congestion control (variants.preset_name) by the preset's name."""
+    flows = _flow_entries(point_spec)
+    ccs = _flow_values(assignment, "cc")
+    texts = []
+    for i, params in _flow_values(assignment, "module_params").items():
+        cc = ccs.get(i) or (flows[i - 1].get("cc") if flows and i <= len(flows) else None)
+        texts.append(variants.preset_name(cc, params) or params_text(params))
+    return _same_or_vs(texts)
 
 
 def _rtt_text(assignment, point_spec) -> str:
@@ -133,6 +141,8 @@ def _rtt_text(assignment, point_spec) -> str:
         rtts = [swept.get(i, f.get("rtt_ms")) for i, f in enumerate(flows, 1)]
     else:
         rtts = list(swept.values())
+    if len(rtts) > 1 and len(set(rtts)) == 1:
+        return f"{num(rtts[0])} ms"
     return " vs ".join(num(r) for r in rtts) + " ms"
 
 

@@ -48,6 +48,9 @@ def _load(path: pathlib.Path) -> dict:
         for name, entry in data[section].items():
             _check_entry(path, f"{section}.{name}", entry or {})
     for name, entry in data["variants"].items():
+        for preset, values in (entry.get("presets") or {}).items():
+            if not isinstance(values, dict) or not values or any(k not in (entry.get("params") or {}) for k in values):
+                raise ValueError(f"{path}: variants.{name}.presets.{preset}: needs a mapping of its own parameters")
         for param, p in (entry.get("params") or {}).items():
             if not (isinstance(p.get("min"), int) and isinstance(p.get("max"), int) and isinstance(p.get("default"), int)
                     and 0 <= p["min"] <= p["default"] <= p["max"] < 2**32):
@@ -164,6 +167,16 @@ def parameters(variant: str) -> dict:
     """{name: {default, min, max, description}} of a variant's module parameters (none for built-ins)."""
     entry = _data()["variants"].get(variant)
     return dict((entry or {}).get("params") or {})
+
+
+def preset_name(cc: str, params) -> str:
+    """The name of the registry preset (variants.yaml `presets`) a flow's module_params equal, or ""."""
+    if not isinstance(params, dict) or not params:
+        return ""
+    for name, values in ((_data()["variants"].get(cc) or {}).get("presets") or {}).items():
+        if values == params:
+            return name
+    return ""
 
 
 def range_text(variant: str, param: str) -> str:
