@@ -38,7 +38,7 @@ def test_a_point_takes_the_rate_of_its_longest_runs(tmp_path):
 def test_host_cost_profile_runs_a_spec_point_with_its_seed_and_a_duration():
     prof = load("host_cost_profile")
     spec = REPO / "mininet" / "specs" / "utsumi2022" / "utsumi2022_fig06_10.yaml"
-    point = "f2_cc=bbr_fca__f1_rtt_ms=80__f2_rtt_ms=80__buffer_bdp=128"
+    point = "f2_cc=bbr_fca__f2_module_params=none__f1_rtt_ms=80__f2_rtt_ms=80__buffer_bdp=128"
     job = prof.spec_job(spec, point, "paper", 200, rep=2)
     assert job["point"] == point and job["duration_s"] == 200 and job["repetition"] == 2
     assert job["seed"] == 2 and job["proc_accounting"] is True
