@@ -139,3 +139,64 @@ if PROFILE != REFERENCE:
         shell:
             f"Rscript {{input.script}} {{input.claims}} {REF_TREE}/runs {{output.tex}} {REF_WARMUP_S} > {{log}} 2>&1"
             " || (tail -20 {log}; exit 1)"
+
+
+# ---- the shortened-transfer rule's evidence (docs/specs.md, "Transfer length") ----
+# The control points of mininet/specs/utsumi2022/transfer_length_controls.csv are the paper
+# profile's own full-length runs; whatever of them the reference archive holds, current, is
+# unpacked (all held runs of the controls' experiments; analysis/transfer_length.R picks the
+# control points) and checked against the candidate durations, in every profile.
+TRANSFER_CONTROLS = "mininet/specs/utsumi2022/transfer_length_controls.csv"
+TRANSFER_CANDIDATES_S = [600, 1200, 2000]   # docs/specs.md "Transfer length"
+TRANSFER_SEEDS = 3                          # every control point, all three seeds of the paper profile
+with open(TRANSFER_CONTROLS, newline="") as _fh:
+    _TRANSFER_EXPERIMENTS = sorted({r["experiment"] for r in _csv.DictReader(_fh)})
+_TRANSFER_HELD = [(j, row) for e in _TRANSFER_EXPERIMENTS if REF_ARCHIVE
+                  for j in expand_spec(e, REFERENCE) for row in [archived(j, _REF_ROWS)] if row is not None]
+
+
+rule transfer_length_runs:
+    """The held, current paper-profile runs of the control experiments, unpacked from the reference
+    archive (never booted); the stamp lists each run and its checksum, so a newly archived control
+    run rewrites it."""
+    output:
+        f"{REF_TREE}/controls/restored.txt",
+    log:
+        f"{RES}/logs/reference/transfer_length_runs.log",
+    params:
+        sha256=[row["sha256"] for _j, row in _TRANSFER_HELD],
+    localrule: True
+    run:
+        import shutil as _shutil
+        root = pathlib.Path(REF_TREE, "controls", "runs")
+        _shutil.rmtree(root, ignore_errors=True)
+        lines = []
+        for j, row in _TRANSFER_HELD:
+            bbrarchive.restore(REF_ARCHIVE, row, root / j["name"] / j["point"] / f"rep{j['repetition']}")
+            lines.append(f"{j['name']}/{j['point']}/rep{j['repetition']} {row['sha256']}\n")
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = pathlib.Path(output[0]).with_suffix(".tmp")
+        tmp.write_text("".join(lines))
+        tmp.replace(output[0])
+        pathlib.Path(log[0]).write_text(f"restored {len(lines)} runs from {REF_ARCHIVE}\n")
+
+
+rule transfer_length:
+    """The evidence table of the shortened-transfer rule (analysis/transfer_length.R)."""
+    input:
+        runs=rules.transfer_length_runs.output,
+        claims="claims/utsumi2022.csv",
+        controls=TRANSFER_CONTROLS,
+        script="analysis/transfer_length.R",
+        lib="analysis/lib/transfer_length.R",
+    output:
+        tex=f"{GEN}/transfer_length_utsumi2022.tex",
+        csv=f"{GEN}/transfer_length_utsumi2022.csv",
+        summary=f"{GEN}/transfer_length_utsumi2022_summary.csv",
+    log:
+        f"{RES}/logs/transfer_length_utsumi2022.log",
+    params:
+        candidates=" ".join(str(t) for t in TRANSFER_CANDIDATES_S),
+    shell:
+        f"Rscript {{input.script}} {{input.claims}} {{input.controls}} {REF_TREE}/controls/runs {{output.tex}}"
+        f" {TRANSFER_SEEDS} {{params.candidates}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
