@@ -11,6 +11,7 @@
 # profile as far as the report is concerned; generated/archive_coverage.csv says how much of it
 # the archive holds and why the rest is missing.
 import csv as _csv
+import types as _types
 
 import yaml as _yaml
 
@@ -200,3 +201,37 @@ rule transfer_length:
     shell:
         f"Rscript {{input.script}} {{input.claims}} {{input.controls}} {REF_TREE}/controls/runs {{output.tex}}"
         f" {TRANSFER_SEEDS} {{params.candidates}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
+
+
+# ---- what each round of added repetitions settled (docs/paper-profile.md) ----
+if PROFILE == REFERENCE:
+    _ROUNDS_TREE, _ROUNDS_WARMUP, _ROUNDS_PAPERS = f"{RES}/runs", config["warmup_s"], list(CLAIMS_PAPERS)
+else:
+    _ROUNDS_TREE, _ROUNDS_WARMUP, _ROUNDS_PAPERS = f"{REF_TREE}/runs", REF_WARMUP_S, list(REF_PAPERS)
+
+
+def _rounds_runs(wildcards):
+    """The paper-profile runs the rounds table evaluates: the profile's own in the paper profile,
+    else the reference archive's unpacked experiments."""
+    if PROFILE == REFERENCE:
+        return [r for k in _ROUNDS_PAPERS for r in claims_runs(_types.SimpleNamespace(claims=k))]
+    return sorted({s for k in _ROUNDS_PAPERS for s in _reference_claims_runs(k)})
+
+
+rule repetition_rounds:
+    """Per paper and round of added repetitions: the claims it marked, settled and changed
+    (analysis/repetition_rounds.R), on the paper profile's runs."""
+    input:
+        runs=_rounds_runs,
+        table="config/added_repetitions.csv",
+        papers="paper/papers.csv",
+        claims=[PAPERS[k].claims for k in _ROUNDS_PAPERS],
+        script="analysis/repetition_rounds.R",
+    output:
+        tex=f"{GEN}/repetition_rounds.tex",
+        csv=f"{GEN}/repetition_rounds.csv",
+    log:
+        f"{RES}/logs/repetition_rounds.log",
+    shell:
+        f"Rscript {{input.script}} {_ROUNDS_TREE} {{input.table}} {{output.tex}} {_ROUNDS_WARMUP} {{input.papers}}"
+        " {input.claims} > {log} 2>&1 || (tail -20 {log}; exit 1)"
