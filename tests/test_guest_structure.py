@@ -45,3 +45,17 @@ def test_importing_the_guest_loads_no_bench_module():
                          env={"PYTHONPATH": str(GUEST.parents[2])})
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+def test_a_sender_that_does_not_end_is_described_where_it_sleeps():
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        import time
+        time.sleep(0.5)
+        text = guest.sender_state(sleeper.pid)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert text.startswith("status: State:\tS (sleeping); wchan: ")
+    assert "wchan: 0" not in text and "stack: " in text
+    assert "unreadable" in guest.sender_state(2 ** 22 + 1)    # no such process: said, not raised

@@ -634,15 +634,34 @@ def start_receivers_and_samplers(run: Run) -> None:
     run.hooks.samplers_started(run.t0, TAIL_S)
 
 
+def sender_state(pid: int) -> str:
+    """What a sender process is doing, for the error of one that does not end: its state, the kernel
+    function it sleeps in and its kernel stack (where the guest kernel has them)."""
+    proc = pathlib.Path(f"/proc/{pid}")
+    parts = []
+    for name in ("status", "wchan", "stack"):
+        try:
+            text = (proc / name).read_text(errors="replace")
+        except OSError as e:
+            text = f"unreadable ({e.strerror})"
+        if name == "status":
+            text = next((line for line in text.splitlines() if line.startswith("State:")), "State: ?")
+        parts.append(f"{name}: {' | '.join(text.split(chr(10))).strip(' |')}")
+    return "; ".join(parts)
+
+
 def run_flows(run: Run) -> None:
     """The schedule (flow starts, RTT changes, the snapshot) on time, then wait for every sender
     to end; a sender that failed is noted in run.failed."""
     job = run.job
     run.executed, clients = run_schedule(run.db, job, run.raw, run.t0,
                                          lambda i: run.hooks.flow_started(job, run.servers, i))
-    for proc, out in clients:
+    for k, (proc, out) in enumerate(clients):
         try:
             proc.wait(timeout=max(5.0, run.until - time.time() + 30))
+        except subprocess.TimeoutExpired:
+            log(f"flow {k + 1}: its sender has not ended 30 s after the run's end; {sender_state(proc.pid)}")
+            raise
         finally:
             out.close()
     run.failed = [f"flow {k + 1}: {p.stderr.read().decode(errors='replace').strip()}"
