@@ -84,7 +84,8 @@ for (i in seq_along(claims_of)) {
     lim1 <- limit_before(r + 1)
     added <- runs_all$index %>% inner_join(lim0, by = c("experiment", "point")) %>%
       inner_join(rename(lim1, limit1 = limit), by = c("experiment", "point")) %>%
-      filter(repetition > limit, repetition <= limit1, valid)
+      filter(repetition > limit, repetition <= limit1, valid) %>%
+      semi_join(in_round, by = c("experiment", "point"))        # this paper's points of the round
     b <- before[match(claims$id, before$id), ]
     a <- after[match(claims$id, after$id), ]
     changed <- claims$id[b$verdict != a$verdict]
@@ -124,6 +125,11 @@ lines <- if (nrow(summary) == 0) {
   moved_text <- if (nrow(moved) == 0) "No verdict changed." else paste0(
     "Verdicts changed: ", paste(sprintf("\\texttt{%s} (round %d) %s $\\to$ %s", tex_escape(moved$claim), moved$round,
                                         moved$verdict_before, moved$verdict_after), collapse = "; "), ".")
+  weakened <- detail[!detail$marked & detail$verdict_before == detail$verdict_after &
+                       detail$strength_before != detail$strength_after, ]
+  if (nrow(weakened)) moved_text <- paste0(moved_text, " Claims not marked whose strength changed with the round's seeds: ",
+    paste(sprintf("\\texttt{%s} (round %d) %s $\\to$ %s", tex_escape(weakened$claim), weakened$round,
+                  weakened$strength_before, weakened$strength_after), collapse = "; "), ".")
   c(tab, "", "\\par\\smallskip",
     sprintf("{\\footnotesize The last column counts the marked claims + the others (which may read the same points). %s\\par}",
             moved_text))
