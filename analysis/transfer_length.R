@@ -79,9 +79,9 @@ fail_lines <- if (nrow(failing) == 0) character() else {
     test = ifelse(shown$test == "band", sprintf("[%s, %s]", fmt_num(shown$band_lo, 3), fmt_num(shown$band_hi, 3)),
                   "same side of the bound"),
     stringsAsFactors = FALSE)
-  c("", "\\par\\medskip\\noindent Checks that failed",
-    if (nrow(failing) > 20) sprintf(" (the first 20 of %d; all in the CSV beside this table)", nrow(failing)),
-    ":\\par\\smallskip",
+  c("", paste0("\\par\\medskip\\noindent Checks that failed",
+               if (nrow(failing) > 20) sprintf(" (the first 20 of %d; all in the CSV beside this table)", nrow(failing)),
+               ":\\par\\smallskip"),
     tabular_lines(f, "\\begin{tabular}{p{0.2\\linewidth}p{0.28\\linewidth}rrrl}",
                   c("claim", "control run", "T (s)", "full", "over T", "must lie in")))
 }
