@@ -3,7 +3,7 @@
 # every point read by a claim still marginal gets 3 more seeds, at most twice).
 #
 # Usage:   Rscript analysis/repetition_rounds.R <runs_root> <added_repetitions.csv> <out.tex>
-#                  <warmup_s> <papers.csv> <claims.csv> [<claims.csv> ...]
+#                  <warmup_s> <papers.csv> [<claims.csv> ...]
 # Inputs:  run.json + tidy/*.csv of the paper profile's runs below <runs_root>, added seeds
 #          included; config/added_repetitions.csv (mininet/bbrlab/experiment/repetitions.py),
 #          its rows of the paper profile; paper/papers.csv (key, citation, ..., claims) to name
@@ -26,7 +26,7 @@ script_dir <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", command
 source(file.path(script_dir, "lib", "load.R"), chdir = TRUE)
 
 args <- script_args(paste("repetition_rounds.R <runs_root> <added_repetitions.csv> <out.tex> <warmup_s>",
-                          "<papers.csv> <claims.csv> [<claims.csv> ...]"), 6)
+                          "<papers.csv> [<claims.csv> ...]"), 5)   # no claims file: a report without the reference
 STEP <- 3L    # seeds a round adds to a point (repetitions.py STEP)
 warmup_s <- as.numeric(args[4])
 rows <- read_csv(args[2], col_types = cols(.default = col_character()), progress = FALSE)
@@ -54,7 +54,7 @@ limit_before <- function(r) {
                       else min(repetitions[round == min(round)]) - STEP, .groups = "drop")
 }
 
-runs_all <- if (nrow(rows)) read_runs(args[1]) else NULL
+runs_all <- if (nrow(rows) && length(claim_files)) read_runs(args[1]) else NULL
 
 # The runs as they stood before round r (r = max + 1: all of them).
 runs_before <- function(r) {
@@ -84,7 +84,8 @@ for (i in seq_along(claims_of)) {
     lim1 <- limit_before(r + 1)
     added <- runs_all$index %>% inner_join(lim0, by = c("experiment", "point")) %>%
       inner_join(rename(lim1, limit1 = limit), by = c("experiment", "point")) %>%
-      filter(repetition > limit, repetition <= limit1, valid)
+      filter(repetition > limit, repetition <= limit1, valid) %>%
+      semi_join(in_round, by = c("experiment", "point"))        # this paper's points of the round
     b <- before[match(claims$id, before$id), ]
     a <- after[match(claims$id, after$id), ]
     changed <- claims$id[b$verdict != a$verdict]
@@ -113,19 +114,24 @@ detail <- bind_rows(tibble(paper = character(), round = integer(), claim = chara
 out <- args[3]
 write_csv_atomic(detail, sub("\\.tex$", ".csv", out))
 lines <- if (nrow(summary) == 0) {
-  "\\noindent No round of added repetitions has run yet (\\texttt{config/added\\_repetitions.csv} has no row of the paper profile)."
+  "\\noindent No round of added repetitions has run yet for the papers whose paper-profile runs this report has (\\texttt{config/added\\_repetitions.csv})."
 } else {
   body <- summary %>% transmute(tex_escape(paper), round, points, runs_added, marked, settled, still_marginal,
                                 sprintf("%d + %d", changed_marked, changed_other))
   tab <- tabular_lines(as.data.frame(body), "\\begin{tabular}{lrrrrrrr}",
-                       c("paper", "round", "points", "runs added", "marginal claims", "settled (robust)",
-                         "still marginal", "verdicts changed"))
+                       c("paper", "round", "points", "runs added", "marked", "settled",
+                         "still marginal", "changed"))
   moved <- detail[detail$verdict_before != detail$verdict_after, ]
   moved_text <- if (nrow(moved) == 0) "No verdict changed." else paste0(
     "Verdicts changed: ", paste(sprintf("\\texttt{%s} (round %d) %s $\\to$ %s", tex_escape(moved$claim), moved$round,
                                         moved$verdict_before, moved$verdict_after), collapse = "; "), ".")
+  weakened <- detail[!detail$marked & detail$verdict_before == detail$verdict_after &
+                       detail$strength_before != detail$strength_after, ]
+  if (nrow(weakened)) moved_text <- paste0(moved_text, " Claims not marked whose strength changed with the round's seeds: ",
+    paste(sprintf("\\texttt{%s} (round %d) %s $\\to$ %s", tex_escape(weakened$claim), weakened$round,
+                  weakened$strength_before, weakened$strength_after), collapse = "; "), ".")
   c(tab, "", "\\par\\smallskip",
-    sprintf("{\\footnotesize The last column counts the marked claims + the others (which may read the same points). %s\\par}",
+    sprintf("{\\footnotesize Marked: the claims marginal before the round, whose points it gave seeds; settled: of those, robust after it; changed: verdicts changed, of the marked claims + of the others (which may read the same points). %s\\par}",
             moved_text))
 }
 write_atomic(lines, out)

@@ -12,7 +12,7 @@
 #          each control point needs (default 3); T: candidate durations (default 600 1200 2000).
 # Outputs: <out.tex>          the report's table: per experiment, its control points with runs,
 #                             and per candidate T the checks that failed, the chosen T; then
-#                             the failing checks (at most 20 rows);
+#                             the failing checks (at most 12 rows);
 #          <out>.csv          every check (analysis/lib/transfer_length.R control_checks);
 #          <out>_summary.csv  per experiment and T (accepted_durations).
 #          All written atomically.
@@ -57,36 +57,36 @@ t_cells <- function(e) {
 rows <- do.call(rbind, lapply(unique(controls$experiment), function(e) {
   cov <- coverage[coverage$experiment == e, ]
   s <- summary[summary$experiment == e, ]
-  chosen <- if (all(cov$runs == 0)) "6000 s (no control run yet)"
-    else if (any(cov$runs < reps)) sprintf("6000 s (%d of %d control points have %d seeds)",
+  chosen <- if (all(cov$runs == 0)) "6000 s: no control run yet"
+    else if (any(cov$runs < reps)) sprintf("6000 s: %d of %d points have %d seeds",
                                           sum(cov$runs >= reps), nrow(cov), reps)
-    else if (is.na(s$chosen_s[1])) "6000 s (no candidate holds)"
+    else if (is.na(s$chosen_s[1])) "6000 s: no candidate holds"
     else sprintf("%s s", format(s$chosen_s[1], trim = TRUE))
   c(esc_exp(e), sprintf("%d (%d runs)", nrow(cov), sum(cov$runs)), t_cells(e), chosen)
 }))
-header <- c("experiment", "control points", sprintf("failed at %s s", format(sort(candidates), trim = TRUE)), "duration")
+header <- c("spec", "control points", sprintf("%s s", format(sort(candidates), trim = TRUE)), "duration")
 table <- tabular_lines(as.data.frame(rows, stringsAsFactors = FALSE),
-                       sprintf("\\begin{tabular}{ll%sl}", strrep("r", length(candidates))), header)
+                       sprintf("\\begin{tabular}{ll%sp{0.3\\linewidth}}", strrep("r", length(candidates))), header)
 
 failing <- checks[!checks$holds, ]
+SHOWN <- 12    # rows of failing checks in the report (the table must fit a page)
 fail_lines <- if (nrow(failing) == 0) character() else {
-  shown <- head(failing[order(failing$experiment, failing$t_s, failing$claim), ], 20)
+  shown <- head(failing[order(failing$experiment, failing$t_s, failing$claim), ], SHOWN)
   f <- data.frame(
     claim = tex_escape(sub("^utsumi2022-", "", shown$claim)),
-    point = tex_escape(vapply(seq_len(nrow(shown)), function(i)
-      sprintf("%s rep %d", shown$control[i], shown$repetition[i]), "")),
+    point = tex_escape(sprintf("%s, seed %d", shown$label, shown$repetition)),
     t = format(shown$t_s, trim = TRUE), full = fmt_num(shown$value_full, 3), short = fmt_num(shown$value_t, 3),
     test = ifelse(shown$test == "band", sprintf("[%s, %s]", fmt_num(shown$band_lo, 3), fmt_num(shown$band_hi, 3)),
                   "same side of the bound"),
     stringsAsFactors = FALSE)
-  c("", "\\par\\medskip\\noindent Checks that failed",
-    if (nrow(failing) > 20) sprintf(" (the first 20 of %d; all in the CSV beside this table)", nrow(failing)),
-    ":\\par\\smallskip",
-    tabular_lines(f, "\\begin{tabular}{p{0.2\\linewidth}p{0.28\\linewidth}rrrl}",
+  c("", paste0("\\par\\medskip\\noindent Checks that failed",
+               if (nrow(failing) > SHOWN) sprintf(" (the first %d of %d; all in the CSV beside this table)", SHOWN, nrow(failing)),
+               ":\\par\\smallskip"),
+    tabular_lines(f, "\\begin{tabular}{p{0.22\\linewidth}p{0.3\\linewidth}rrrl}",
                   c("claim", "control run", "T (s)", "full", "over T", "must lie in")))
 }
 note <- sprintf(paste(
-  "A cell is failed/all checks: every claim reading the experiment, evaluated on every",
+  "A cell at T s is failed/all checks: every claim reading the spec, evaluated on every",
   "valid full-length control run over its first T s; a duration is chosen when every control point has",
   "%d seeds and every check at it and at every longer candidate holds."), reps)
 write_atomic(c(table, "", "\\par\\smallskip", sprintf("{\\footnotesize %s\\par}", note), fail_lines), out)

@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 
-from bbrlab.experiment import runkey, spec
+from bbrlab.experiment import repetitions, runkey
 from bbrlab.data import archive
 from conftest import REPO
 from test_workflow import copy_pipeline, plan, snakemake
@@ -28,7 +28,8 @@ CONFIG = ["--config", f"experiments=[{','.join(EXPERIMENTS)}]", "claims=[ma2019]
 
 
 def jobs(box, experiment, profile="quick"):
-    return spec.expand(spec.load(box / "mininet" / "specs" / "ma2019" / f"{experiment}.yaml", profile=profile))
+    """The runs the box's pipeline plans for an experiment: its spec with the box's added repetitions."""
+    return repetitions.runs(box / "mininet" / "specs" / "ma2019" / f"{experiment}.yaml", profile, root=box)
 
 
 def booted_runs(box) -> list:

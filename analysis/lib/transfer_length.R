@@ -93,12 +93,12 @@ control_checks <- function(claims, controls, runs, candidates, warmup_s = DEFAUL
       if (t_end >= run_end_s(run) - EPS_S) next
       rows[[length(rows) + 1]] <- bind_cols(
         tibble(experiment = exp, control = controls$point[i], point = run$key$point,
-               repetition = run$key$repetition),
+               label = point_label(run$meta), repetition = run$key$repetition),
         check_one(claims[j, ], run, t_end, warmup_s))
     }
   }
   empty <- tibble(experiment = character(), control = character(), point = character(),
-                  repetition = integer(), claim = character(), metric = character(),
+                  label = character(), repetition = integer(), claim = character(), metric = character(),
                   test = character(), full_s = numeric(), t_s = numeric(), value_full = numeric(),
                   value_t = numeric(), band_lo = numeric(), band_hi = numeric(), holds = logical())
   bind_rows(empty, rows)

@@ -59,8 +59,19 @@ def read(out: Path) -> tuple[str, dict]:
         return out.read_text(), {r["claim"]: r for r in csv.DictReader(fh)}
 
 
+def other_paper_runs(root: Path) -> None:
+    """Seeds 1-6 of a point of another paper's experiment, which round 1 gave seeds too."""
+    flows = [{"flow": 1, "cc": "bbr", "rtt_ms": 10.0, "start_s": 0.0, "stop_s": 30.0}]
+    for rep in range(1, 7):
+        synth_runs.write_run(root / "runs" / "kim2019_fig02" / "base" / f"rep{rep}", experiment="kim2019_fig02",
+                             point="base", repetition=rep, flows=flows, phases={1: [(30, 90.0)]},
+                             qdelay_phases=[(30, 1.0)], retrans={1: 0}, profile="paper")
+
+
 def test_a_round_settles_the_claim_its_seeds_decide(tmp_path):
-    args = write_case(tmp_path, range(1, 7), [["paper", "ma2019_fig01", "base", 6, 1, "share-above-5"]])
+    other_paper_runs(tmp_path)
+    args = write_case(tmp_path, range(1, 7), [["paper", "ma2019_fig01", "base", 6, 1, "share-above-5"],
+                                              ["paper", "kim2019_fig02", "base", 6, 1, "kim-claim"]])
     rscript(ANALYSIS / "repetition_rounds.R", *args)
     tex, rows = read(args[2])
     r5 = rows["share-above-5"]
@@ -72,13 +83,21 @@ def test_a_round_settles_the_claim_its_seeds_decide(tmp_path):
     assert (r56["verdict_before"], r56["verdict_after"]) == ("not reproduced", "reproduced")
     assert r56["strength_after"] == "marginal"
     assert "untouched" not in rows          # robust before and after: not listed
-    # paper, round, points, runs added, marginal claims, settled, still marginal, changed
+    # paper, round, points, runs added, marked, settled, still marginal, changed
     assert "Ma et al. (2019) & 1 & 1 & 3 & 1 & 1 & 0 & 0 + 1" in tex
     assert "share-above-5.6" in tex
+    assert "Kim" not in tex                 # the other paper's claims file was not given
 
 
 def test_without_rows_the_table_says_no_round_has_run(tmp_path):
     args = write_case(tmp_path, range(1, 4), [])
     rscript(ANALYSIS / "repetition_rounds.R", *args)
+    tex, rows = read(args[2])
+    assert "No round of added repetitions has run yet" in tex and rows == {}
+
+
+def test_a_report_without_the_papers_reference_gets_the_no_round_table(tmp_path):
+    args = write_case(tmp_path, range(1, 7), [["paper", "ma2019_fig01", "base", 6, 1, "share-above-5"]])
+    rscript(ANALYSIS / "repetition_rounds.R", *args[:5])          # no claims file
     tex, rows = read(args[2])
     assert "No round of added repetitions has run yet" in tex and rows == {}

@@ -113,7 +113,7 @@ def test_a_candidate_needs_every_seed_and_every_longer_candidate(tmp_path):
     write_control(tmp_path / "runs", 1)
     _, summary, tex = run_rule(tmp_path, [EXACT], 2, 190)
     assert summary[0]["complete_points"] == "0" and summary[0]["accepted"] == "FALSE"
-    assert "0 of 1 control points have 2 seeds" in tex
+    assert "0 of 1 points have 2 seeds" in tex
     write_control(tmp_path / "runs", 2)
     # 190 holds; 180 (J = 0.908) falls just outside the band [0.9091, 0.9415].
     _, summary, _ = run_rule(tmp_path, [EXACT], 2, 180, 190)
