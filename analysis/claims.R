@@ -9,7 +9,7 @@
 # Outputs: <out.tex>  longtable fragment (one row per claim) with a note giving the
 #                     profile, the repetitions, the steady-state rule and the tolerance;
 #          <out>.csv  the same rows for machines (<out.tex> with .csv instead of .tex),
-#                     plus the columns profile and reps (repetitions per point);
+#                     plus the columns profile and reps (the most repetitions of a point the claim reads);
 #          <out>_counts.tex  the verdict counts as a sentence for the report's prose
 #                     ("Of the 41 claims: 34 reproduced, ..."), so that no count
 #                     in the report is written by hand.
@@ -34,9 +34,20 @@ reference <- if (length(args) >= 5) read_reference(args[5], res$id) else NULL
 # Which profile and how many repetitions per point the claims' experiments ran.
 exp_index <- runs$index[runs$index$experiment %in% c(claims$experiment, claims$ref_experiment), ]
 profile <- paste(sort(unique(na.omit(exp_index$profile))), collapse = "+")
-reps <- if (nrow(exp_index)) max(exp_index$repetition) else NA_integer_
+# Per claim: the most repetitions any point it reads has (added seeds give some points more).
+point_reps <- tapply(exp_index$repetition, paste(exp_index$experiment, exp_index$point, sep = "/"), max)
 res$profile <- profile
-res$reps <- reps
+res$reps <- vapply(strsplit(res$points_read, ";", fixed = TRUE), function(pts) {
+  r <- point_reps[pts[pts %in% names(point_reps)]]
+  if (length(r)) as.integer(max(r)) else NA_integer_
+}, 0L)
+reps_phrase <- function(r) {
+  r <- r[!is.na(r)]
+  if (length(r) == 0) NA_character_
+  else if (min(r) == max(r)) sprintf("%d repetition(s) per point", r[1])
+  else sprintf("%d repetition(s) per point, %d where the added-repetitions rule gave seeds", min(r), max(r))
+}
+reps <- reps_phrase(res$reps)
 
 # Decimals shown: those of the published value, at least one.
 decimals <- function(v) pmax(1, nchar(sub("^[^.]*\\.?", "", v)))
@@ -106,7 +117,7 @@ rows <- tibble(claim = vapply(idx, claim_cell, ""), published = vapply(idx, publ
                verdict = vapply(idx, verdict_cell, ""))
 
 note <- sprintf(paste(
-  "Profile \\texttt{%s}, up to %s repetition(s) per point.",
+  "Profile \\texttt{%s}, %s.",
   "Reproduced: mean over the valid runs with its 95\\,\\%% interval in brackets (none for",
   "$n<2$); relative claims: the ratio of two means, shown as the paper states it.",
   "For claims over several sweep points, the value shown is the deciding point's",
@@ -115,7 +126,7 @@ note <- sprintf(paste(
   "Verdict rule: Section~\\ref{sec:verdict} (tolerance %s\\,\\%% of the published value's",
   "distance from its scale's reference: 0, the nearer end of a share, 1 for Jain's index;",
   "robust = the same verdict everywhere inside the intervals)."),
-  tex_escape(if (profile == "") "none" else profile), if (is.na(reps)) "--" else reps,
+  tex_escape(if (profile == "") "none" else profile), if (is.na(reps)) "-- repetition(s) per point" else reps,
   tex_escape(steady_rule_text(warmup_s)), format(100 * TOLERANCE))
 
 out_tex <- args[3]

@@ -39,7 +39,9 @@ disagreement_lines <- function(ref, res, profile) {
   paper <- vapply(res$id, function(id) reference_verdict(ref, id)$verdict, "")
   both <- res$verdict != "not run" & paper != "not run"
   differ <- disagrees(res$verdict, paper)
-  reps <- unique(ref$reps[ref$reps != ""])
+  reps <- suppressWarnings(as.integer(ref$reps[ref$reps != ""]))
+  reps <- if (length(reps) && !anyNA(reps) && min(reps) != max(reps)) sprintf("%d--%d", min(reps), max(reps)) else
+    unique(as.character(reps))
   own <- tex_escape(if (profile == "") "this" else profile)
   listed <- if (any(differ))
     paste0(": ", paste(sprintf("\\texttt{%s} (%s: %s; paper: %s)", tex_escape(res$id[differ]), own,
