@@ -81,15 +81,20 @@ check_one <- function(claim, run, t_end, warmup_s) {
          band_lo = band[1], band_hi = band[2], holds = holds)
 }
 
+# The valid runs of control point i (its experiment, its selector).
+control_runs <- function(controls, i, runs) {
+  idx <- runs$index
+  pick <- idx$experiment == controls$experiment[i] &
+    vapply(idx$point, point_matches, TRUE, selector = controls$point[i])
+  valid_runs(runs$runs[pick])
+}
+
 # Every check: claims x control runs (valid, at their full length) x candidates.
 control_checks <- function(claims, controls, runs, candidates, warmup_s = DEFAULT_WARMUP_S) {
   rows <- list()
   for (i in seq_len(nrow(controls))) {
     exp <- controls$experiment[i]
-    idx <- runs$index
-    pick <- idx$experiment == exp & vapply(idx$point, point_matches, TRUE, selector = controls$point[i])
-    rs <- valid_runs(runs$runs[pick])
-    for (run in rs) for (j in which(claims$experiment == exp)) for (t_end in candidates) {
+    for (run in control_runs(controls, i, runs)) for (j in which(claims$experiment == exp)) for (t_end in candidates) {
       if (t_end >= run_end_s(run) - EPS_S) next
       rows[[length(rows) + 1]] <- bind_cols(
         tibble(experiment = exp, control = controls$point[i], point = run$key$point,
@@ -107,12 +112,8 @@ control_checks <- function(claims, controls, runs, candidates, warmup_s = DEFAUL
 # Valid full-length runs (longer than every candidate) per control point: data frame
 # (experiment, control, runs).
 control_coverage <- function(controls, runs, candidates) {
-  idx <- runs$index
   n <- vapply(seq_len(nrow(controls)), function(i) {
-    pick <- idx$experiment == controls$experiment[i] &
-      vapply(idx$point, point_matches, TRUE, selector = controls$point[i])
-    full <- Filter(function(r) run_end_s(r) > max(candidates) + EPS_S, valid_runs(runs$runs[pick]))
-    length(full)
+    length(Filter(function(r) run_end_s(r) > max(candidates) + EPS_S, control_runs(controls, i, runs)))
   }, 0L)
   tibble(experiment = controls$experiment, control = controls$point, runs = n)
 }

@@ -55,6 +55,19 @@ COVERAGE = _coverage()
 REF_EXPERIMENTS = [r[0] for r in COVERAGE if r[3] > 0 and r[4] == r[3]]
 
 
+def restore_runs(held, root, stamp, log):
+    """Unpack (job, manifest row) pairs of the reference archive below root/<experiment>/<point>/rep<k>;
+    the stamp (written atomically) lists each run and its checksum, the log how many."""
+    lines = []
+    for j, row in held:
+        bbrarchive.restore(REF_ARCHIVE, row, pathlib.Path(root, j["name"], j["point"], f"rep{j['repetition']}"))
+        lines.append(f"{j['name']}/{j['point']}/rep{j['repetition']} {row['sha256']}\n")
+    tmp = pathlib.Path(stamp).with_suffix(".tmp")
+    tmp.write_text("".join(lines))
+    tmp.replace(stamp)
+    pathlib.Path(log).write_text(f"restored {len(lines)} runs from {REF_ARCHIVE}\n")
+
+
 def reference_stamp(experiment):
     """The stamp of an experiment's paper-profile runs unpacked into REF_TREE (rule reference_run)."""
     return f"{REF_TREE}/restored/{experiment}.txt"
@@ -114,16 +127,9 @@ if PROFILE != REFERENCE:
                                       for j in expand_spec(wildcards.experiment, REFERENCE)],
         localrule: True
         run:
-            lines = []
-            for j in expand_spec(wildcards.experiment, REFERENCE):
-                row = _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))]
-                dest = pathlib.Path(REF_TREE, "runs", j["name"], j["point"], f"rep{j['repetition']}")
-                bbrarchive.restore(REF_ARCHIVE, row, dest)
-                lines.append(f"{j['name']}/{j['point']}/rep{j['repetition']} {row['sha256']}\n")
-            tmp = pathlib.Path(output[0]).with_suffix(".tmp")
-            tmp.write_text("".join(lines))
-            tmp.replace(output[0])
-            pathlib.Path(log[0]).write_text(f"restored {len(lines)} runs from {REF_ARCHIVE}\n")
+            restore_runs([(j, _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))])
+                          for j in expand_spec(wildcards.experiment, REFERENCE)],
+                         pathlib.Path(REF_TREE, "runs"), output[0], log[0])
 
     rule reference_claims:
         """A paper's claims evaluated on the paper-profile runs of the reference archive."""
@@ -171,15 +177,8 @@ rule transfer_length_runs:
         import shutil as _shutil
         root = pathlib.Path(REF_TREE, "controls", "runs")
         _shutil.rmtree(root, ignore_errors=True)
-        lines = []
-        for j, row in _TRANSFER_HELD:
-            bbrarchive.restore(REF_ARCHIVE, row, root / j["name"] / j["point"] / f"rep{j['repetition']}")
-            lines.append(f"{j['name']}/{j['point']}/rep{j['repetition']} {row['sha256']}\n")
         root.mkdir(parents=True, exist_ok=True)
-        tmp = pathlib.Path(output[0]).with_suffix(".tmp")
-        tmp.write_text("".join(lines))
-        tmp.replace(output[0])
-        pathlib.Path(log[0]).write_text(f"restored {len(lines)} runs from {REF_ARCHIVE}\n")
+        restore_runs(_TRANSFER_HELD, root, output[0], log[0])
 
 
 rule transfer_length:
