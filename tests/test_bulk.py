@@ -75,6 +75,28 @@ def test_a_write_blocked_on_a_full_buffer_ends_at_the_deadline():
     assert 0 < report["bytes"] < 64 << 20
 
 
+def test_no_write_blocks_longer_than_its_slice():
+    # A blocked write's timeout is a timer-wheel timer, late by up to 1/8 of itself: a write
+    # carrying the whole time left (minutes in a 6000-s run) ends the sender minutes late. So
+    # each write blocks at most 0.5 s and is made again: with a peer that never reads, a 3-s
+    # sender writes again and again, and stops at its deadline.
+    with socket.socket() as lst:
+        lst.bind(("127.0.0.1", 0))
+        lst.listen(1)
+        port = lst.getsockname()[1]
+        snd = subprocess.Popen([str(BULK), "send", "127.0.0.1", str(port), "3", "cubic"],
+                               stdout=subprocess.PIPE, text=True)
+        conn, _ = lst.accept()
+        try:
+            out, _ = snd.communicate(timeout=30)
+        finally:
+            conn.close()
+    report = json.loads(out)
+    assert 0.3 <= report["longest_write_s"] <= 0.75      # it did block (the buffer filled), for one slice
+    assert 0 <= report["overrun_s"] < 0.25
+    assert 2.95 <= report["end"] - report["start"] <= 3.5
+
+
 def test_one_read_takes_all_that_is_queued():
     port = free_port()
     rcv = start_receiver(port)

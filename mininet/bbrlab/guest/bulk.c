@@ -32,9 +32,23 @@
  * The sender sets TCP_CONGESTION before connecting (as `iperf3 -C` does), writes
  * 128-KiB blocks from a blocking socket until SECONDS have passed since the
  * connection was established, then closes it; what is still buffered is sent,
- * as with iperf3. Each write carries the time left as its send timeout
- * (SO_SNDTIMEO), so a write blocked on a full buffer returns at the deadline
- * and a slow flow does not overrun by a block's transmission time.
+ * as with iperf3. A write blocked on a full buffer must return at the deadline,
+ * so that a slow flow does not overrun it: each write carries a send timeout
+ * (SO_SNDTIMEO) of the time left, but at most SLICE_S, and a write that timed
+ * out with nothing written is made again until the deadline. The cap is what
+ * makes the deadline exact. The timeout is a timer of the kernel's timer wheel,
+ * whose expiry is rounded up to its level's granularity, about 1/8 of the
+ * timeout (8^k jiffies for a timeout under 64 x 8^k): one blocking write with
+ * 500 s left ends up to 41 s late at HZ 100 (the testbed kernel's), one with
+ * 3000 s left up to 5.5 minutes late. A writer sleeps until its buffer is a third
+ * empty (sk_stream_write_space), which for a flow getting a few Mbit/s of a
+ * gigabyte buffer takes minutes, so long runs met exactly that: the senders of
+ * 6000-s runs ended more than 30 s after the run (the driver's grace) and the
+ * runs failed. A slice of 0.5 s is 50 jiffies at HZ 100 (the wheel's first
+ * level: exact) and ends within 32 ms at HZ 250 or 1000. Re-entering the write
+ * changes nothing the flow sees: the buffer stays as full, and a write wakes on
+ * the same condition. The report gives the longest single write
+ * ("longest_write_s") and how late the sender stopped ("overrun_s").
  *
  * There is no control connection: the run's schedule, not a protocol, says
  * when each end starts. The receiver prints {"listening": PORT} once it
@@ -63,6 +77,7 @@
 #include <unistd.h>
 
 #define BLOCK (128 * 1024)
+#define SLICE_S 0.5 /* the longest a write may block: see the header */
 #define CC_LEN 16
 #define USAGE "usage: bulk receive PORT | bulk send HOST PORT SECONDS CC"
 
@@ -209,35 +224,40 @@ static int send_for(const char* host, int port, double seconds, const char* cc)
             fail("connect");
     double start = wall_now();
     double deadline = mono_now() + seconds;
+    double longest = 0;
     unsigned long long sent = 0;
     for (;;)
     {
-        double left = deadline - mono_now();
+        double now = mono_now();
+        double left = deadline - now;
         if (left <= 0)
             break;
-        /* a write blocked on a full buffer returns (what it wrote, or EAGAIN) at the deadline */
-        long usec = (long)((left - (long)left) * 1e6);
-        struct timeval tv = {.tv_sec = (long)left, .tv_usec = usec < 1 ? 1 : usec};
+        /* a write blocked on a full buffer returns (what it wrote, or EAGAIN) after the slice */
+        double slice = left < SLICE_S ? left : SLICE_S;
+        long usec = (long)((slice - (long)slice) * 1e6);
+        struct timeval tv = {.tv_sec = (long)slice, .tv_usec = usec < 1 ? 1 : usec};
         if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
             fail("setsockopt SO_SNDTIMEO");
         ssize_t n = send(fd, block, BLOCK, 0);
+        double took = mono_now() - now;
+        if (took > longest)
+            longest = took;
         if (n < 0)
         {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                break;
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+                continue; /* the loop ends it at the deadline */
             fail("send");
         }
         sent += (unsigned long long)n;
     }
+    double overrun = mono_now() - deadline;
     double end = wall_now();
     char used[CC_LEN + 1];
     used_cc(fd, used);
     close(fd);
     printf("{\"role\": \"sender\", \"port\": %d, \"peer\": \"%s:%d\", \"bytes\": %llu, "
-           "\"start\": %.6f, \"end\": %.6f, \"cc\": \"%s\"}\n",
-           port, host, port, sent, start, end, used);
+           "\"start\": %.6f, \"end\": %.6f, \"cc\": \"%s\", \"longest_write_s\": %.6f, \"overrun_s\": %.6f}\n",
+           port, host, port, sent, start, end, used, longest, overrun);
     return 0;
 }
 
