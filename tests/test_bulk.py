@@ -57,20 +57,25 @@ def test_everything_written_arrives_and_the_sender_stops_on_time():
     assert got["bytes"] == sent["bytes"] and got["eof"] is True
 
 
-def test_a_write_blocked_on_a_full_buffer_ends_at_the_deadline():
-    # a peer that accepts and never reads: every write blocks once the buffers are full
+def report_against_a_peer_that_never_reads(seconds: str) -> dict:
+    """The sender's report after `seconds` against a peer that accepts and never reads: every
+    write blocks once the buffers are full."""
     with socket.socket() as lst:
         lst.bind(("127.0.0.1", 0))
         lst.listen(1)
         port = lst.getsockname()[1]
-        snd = subprocess.Popen([str(BULK), "send", "127.0.0.1", str(port), "1", "cubic"],
+        snd = subprocess.Popen([str(BULK), "send", "127.0.0.1", str(port), seconds, "cubic"],
                                stdout=subprocess.PIPE, text=True)
         conn, _ = lst.accept()
         try:
-            out, _ = snd.communicate(timeout=20)
+            out, _ = snd.communicate(timeout=30)
         finally:
             conn.close()
-    report = json.loads(out)
+    return json.loads(out)
+
+
+def test_a_write_blocked_on_a_full_buffer_ends_at_the_deadline():
+    report = report_against_a_peer_that_never_reads("1")
     assert 0.95 <= report["end"] - report["start"] <= 1.5
     assert 0 < report["bytes"] < 64 << 20
 
@@ -80,18 +85,7 @@ def test_no_write_blocks_longer_than_its_slice():
     # carrying the whole time left (minutes in a 6000-s run) ends the sender minutes late. So
     # each write blocks at most 0.5 s and is made again: with a peer that never reads, a 3-s
     # sender writes again and again, and stops at its deadline.
-    with socket.socket() as lst:
-        lst.bind(("127.0.0.1", 0))
-        lst.listen(1)
-        port = lst.getsockname()[1]
-        snd = subprocess.Popen([str(BULK), "send", "127.0.0.1", str(port), "3", "cubic"],
-                               stdout=subprocess.PIPE, text=True)
-        conn, _ = lst.accept()
-        try:
-            out, _ = snd.communicate(timeout=30)
-        finally:
-            conn.close()
-    report = json.loads(out)
+    report = report_against_a_peer_that_never_reads("3")
     assert 0.3 <= report["longest_write_s"] <= 0.75      # it did block (the buffer filled), for one slice
     assert 0 <= report["overrun_s"] < 0.25
     assert 2.95 <= report["end"] - report["start"] <= 3.5
