@@ -41,10 +41,10 @@
  * timeout (8^k jiffies for a timeout under 64 x 8^k): one blocking write with
  * 500 s left ends up to 41 s late at HZ 100 (the testbed kernel's), one with
  * 3000 s left up to 5.5 minutes late. A writer sleeps until its buffer is a third
- * empty (sk_stream_write_space), which for a flow getting a few Mbit/s of a
- * gigabyte buffer takes minutes, so long runs met exactly that: the senders of
- * 6000-s runs ended more than 30 s after the run (the driver's grace) and the
- * runs failed. A slice of 0.5 s is 50 jiffies at HZ 100 (the wheel's first
+ * empty (sk_stream_write_space), which for a flow getting a few Mbit/s over
+ * round trips of seconds can take minutes, so long runs met exactly that: the
+ * senders of BBR flows starved by CUBIC in 6000-s runs ended more than 30 s
+ * after the run (the driver's grace) and the runs failed. A slice of 0.5 s is 50 jiffies at HZ 100 (the wheel's first
  * level: exact) and ends within 32 ms at HZ 250 or 1000. Re-entering the write
  * changes nothing the flow sees: the buffer stays as full, and a write wakes on
  * the same condition. The report gives the longest single write
