@@ -13,7 +13,8 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
     cpu.jsonl                guest CPU samples
     bulk_sender_<i>.json     the traffic tool's own reports (bulk.c; iperf3_... with
     bulk_receiver_<i>.json   traffic_tool: iperf3): bytes, times, congestion control used;
-                             a receiver still reading when the run ends says "eof": false
+                             a receiver still reading when the run ends says "eof": false;
+                             bulk's sender also its longest write and how late it stopped
     capture_enq_<i>.pcap     with `capture: bottleneck`: headers of flow i's packets
     capture_deq.pcap         entering / leaving the bottleneck queue (capture.py),
     capture.json             and tcpdump's own statistics
