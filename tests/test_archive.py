@@ -42,6 +42,24 @@ def test_same_run_same_bytes(run_dir, tmp_path):
     assert archive.add(arch, [run_dir], progress=lambda *_: None) == {"added": 0, "replaced": 0, "unchanged": 1}
 
 
+def test_a_restored_run_added_again_is_unchanged(run_dir, tmp_path):
+    """A batch re-adds every finished run of its experiment, those it restored included: the
+    entry a run was restored from stays as it is (no new blob for the same run)."""
+    arch = tmp_path / "a"
+    archive.add(arch, [run_dir], progress=lambda *_: None)
+    meta = _meta(run_dir)
+    row = archive.lookup(arch, meta["experiment"], meta["point"], meta["repetition"], "k" * 16)[1]
+    blob = archive.entry_path(arch, meta["experiment"], meta["point"], meta["repetition"]).read_bytes()
+    out = archive.restore(arch, row, tmp_path / "restored" / meta["experiment"] / meta["point"] / "rep1")
+    assert archive.add(arch, [out], progress=lambda *_: None) == {"added": 0, "replaced": 0, "unchanged": 1}
+    assert archive.entry_path(arch, meta["experiment"], meta["point"], meta["repetition"]).read_bytes() == blob
+    # restored from another entry than the one the archive holds now: a run to archive
+    restored = _meta(out)
+    restored["restored_from_archive"]["sha256"] = "0" * 64
+    (out / "run.json").write_text(json.dumps(restored))
+    assert archive.add(arch, [out], progress=lambda *_: None)["replaced"] == 1
+
+
 def test_changed_key_is_stale_and_missing_run_is_none(run_dir, tmp_path):
     arch = tmp_path / "a"
     archive.add(arch, [run_dir], progress=lambda *_: None)

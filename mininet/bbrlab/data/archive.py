@@ -197,7 +197,9 @@ def complete_runs(runs_root) -> list:
 
 
 def add(archive, run_dirs, progress=print) -> dict:
-    """Archive finished runs (replacing an entry of the same run); returns counts added/unchanged/replaced."""
+    """Archive finished runs (replacing an entry of the same run); returns counts added/unchanged/replaced.
+    A run restored from the entry the archive still holds for it is that entry: unchanged, not
+    packed again (its run.json says where it was restored from, which would make another blob)."""
     archive = pathlib.Path(archive)
     archive.mkdir(parents=True, exist_ok=True)
     rows = read_manifest(archive)
@@ -216,8 +218,9 @@ def add(archive, run_dirs, progress=print) -> dict:
         row = _row(meta, blob)
         key = (row["experiment"], row["point"], row["repetition"])
         old = rows.get(key)
-        if old and old["sha256"] == row["sha256"] and old["run_key"] == row["run_key"]:
-            counts["unchanged"] += 1
+        restored = (meta.get("restored_from_archive") or {}).get("sha256")
+        if old and old["run_key"] == row["run_key"] and old["sha256"] in (row["sha256"], restored):
+            counts["unchanged"] += 1        # the same run, or the entry it was restored from
             continue
         dest = entry_path(archive, *key)
         dest.parent.mkdir(parents=True, exist_ok=True)
