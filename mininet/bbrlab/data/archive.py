@@ -214,13 +214,16 @@ def add(archive, run_dirs, progress=print) -> dict:
             raise ArchiveError(f"{run_dir}: status {meta.get('status')!r}: only finished runs are archived")
         if not meta.get("run_key"):
             raise ArchiveError(f"{run_dir}: run.json has no run_key (a run from before run keys): rerun it")
+        key = (meta["experiment"], meta["point"], int(meta["repetition"]))
+        old = rows.get(key)
+        if old and old["run_key"] == meta["run_key"] and \
+                old["sha256"] == (meta.get("restored_from_archive") or {}).get("sha256"):
+            counts["unchanged"] += 1        # restored from the entry held: not packed (xz) again
+            continue
         blob = pack(run_dir)
         row = _row(meta, blob)
-        key = (row["experiment"], row["point"], row["repetition"])
-        old = rows.get(key)
-        restored = (meta.get("restored_from_archive") or {}).get("sha256")
-        if old and old["run_key"] == row["run_key"] and old["sha256"] in (row["sha256"], restored):
-            counts["unchanged"] += 1        # the same run, or the entry it was restored from
+        if old and old["run_key"] == row["run_key"] and old["sha256"] == row["sha256"]:
+            counts["unchanged"] += 1
             continue
         dest = entry_path(archive, *key)
         dest.parent.mkdir(parents=True, exist_ok=True)
