@@ -36,8 +36,9 @@
  * so that a slow flow does not overrun it: each write carries a send timeout
  * (SO_SNDTIMEO) of the time left, but at most SLICE_S, and a write that timed
  * out with nothing written is made again until the deadline. The cap is what
- * keeps the deadline to within a fraction of a second. The timeout is a timer of the kernel's timer wheel,
- * whose expiry is rounded up to its level's granularity, about 1/8 of the
+ * keeps the deadline to within a fraction of a second. The timeout is a timer
+ * of the kernel's timer wheel, whose expiry is rounded up to its level's
+ * granularity, about 1/8 of the
  * timeout (8^k jiffies for a timeout under 64 x 8^k): one blocking write with
  * 500 s left ends up to 41 s late at HZ 100 (the testbed kernel's), one with
  * 3000 s left up to 5.5 minutes late. A writer sleeps until its buffer is a third
