@@ -5,6 +5,7 @@
 #   snakemake --cores all --config backend=ns3     the same experiments in ns-3, into results/<profile>-ns3/
 #   ... --config backend=ns3 ns3_rules=linux       ns-3 with Linux's BBR and rate rules, into results/<profile>-ns3-linux/
 #   snakemake --cores all crosscheck               the backend cross-check (workflow/rules/crosscheck.smk)
+#   snakemake --cores all control_runs             the transfer-length rule's control runs (workflow/rules/controls.smk)
 #
 # What runs is config/experiments.csv (one row per experiment: paper, items, profiles, spec,
 # figure script, report section; paper/papers.csv per paper); config/<profile>.yaml holds only the
@@ -35,6 +36,7 @@ include: "workflow/rules/kernel.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/ns3.smk"
 include: "workflow/rules/reference.smk"
+include: "workflow/rules/controls.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/crosscheck.smk"

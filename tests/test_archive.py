@@ -112,3 +112,32 @@ def test_interrupted_add_leaves_no_row_without_its_tarball(run_dir, tmp_path, mo
     (row,) = archive.read_manifest(arch).values()
     blob = archive.entry_path(arch, row["experiment"], row["point"], row["repetition"]).read_bytes()
     assert hashlib.sha256(blob).hexdigest() == row["sha256"]
+
+
+def test_move_carries_entries_unchanged_and_refuses_before_moving(run_dir, tmp_path):
+    """`archive move` (a shortened spec's control runs to the controls archive): the row and the
+    tarball arrive unchanged and the source forgets them; a missing entry, a corrupt tarball or
+    another tarball under the same key at the destination stops it before anything moves."""
+    src, dst = tmp_path / "paper", tmp_path / "controls"
+    archive.add(src, [run_dir], progress=lambda *_: None)
+    meta = _meta(run_dir)
+    key = (meta["experiment"], meta["point"], int(meta["repetition"]))
+    row, blob = archive.read_manifest(src)[key], archive.entry_path(src, *key).read_bytes()
+    with pytest.raises(archive.ArchiveError, match="holds no"):
+        archive.move(src, dst, [key, (key[0], "nopoint", 1)], progress=lambda *_: None)
+    assert key in archive.read_manifest(src) and not dst.exists()
+    other = tmp_path / "other"
+    archive.add(other, [run_dir], progress=lambda *_: None)
+    rows = archive.read_manifest(other)
+    rows[key]["sha256"] = "0" * 64
+    archive._write_manifest(other, rows)
+    with pytest.raises(archive.ArchiveError, match="holds another"):
+        archive.move(src, other, [key], progress=lambda *_: None)
+    assert archive.move(src, dst, [key], progress=lambda *_: None) == 1
+    assert archive.read_manifest(dst)[key] == row
+    assert archive.entry_path(dst, *key).read_bytes() == blob
+    assert key not in archive.read_manifest(src) and not archive.entry_path(src, *key).exists()
+    assert archive.lookup(dst, *key, "k" * 16)[0] == "fresh"
+    archive.entry_path(dst, *key).write_bytes(b"x")
+    with pytest.raises(archive.ArchiveError, match="checksum"):
+        archive.move(dst, src, [key], progress=lambda *_: None)

@@ -14,7 +14,10 @@
 #                                    one row per claim x control run x candidate T;
 #          control_coverage(controls, runs, candidates) valid full-length runs per control point;
 #          accepted_durations(checks, coverage, candidates, reps) per experiment and candidate,
-#                                    whether it is accepted and the shortest accepted one.
+#                                    whether it is accepted and the shortest accepted one;
+#          prefix_checks(claims, controls, runs, short, warmup_s)
+#                                    the runs a shortened spec made against the first T s of
+#                                    the control runs with the same seeds (step 2's stand-in).
 # Inputs:  claims as read_claims() reads them; controls: data frame (experiment, point) of
 #          point selectors (claims/utsumi2022_controls.csv); runs: read_runs().
 #
@@ -135,4 +138,46 @@ accepted_durations <- function(checks, coverage, candidates, reps) {
     mutate(accepted = rev(cumall(rev(holds))),
            chosen_s = if (any(accepted)) min(t_s[accepted]) else NA_real_) %>%
     ungroup() %>% select(-holds)
+}
+
+# ---- the shortened runs against their controls' prefixes ---------------------------------
+# Step 2 of the rule stands a control run's first T s in for a T-s run with the same seed.
+# prefix_checks() checks that on the runs a shortened spec really made: for every valid run of a
+# control point shorter than the control run with the same seed (`short`: read_runs() of the
+# paper profile's runs), every claim reading its experiment, with its own metric and window, on the
+# run as it ran and on the control run cut at the run's length. It holds when the two values are
+# inside each other's reading: the same side of the bound for a bound claim on one point's value,
+# else the run's value inside the Verdict band around the prefix's (convergence_band()).
+prefix_checks <- function(claims, controls, runs, short, warmup_s = DEFAULT_WARMUP_S) {
+  rows <- list()
+  for (i in seq_len(nrow(controls))) {
+    exp <- controls$experiment[i]
+    full <- control_runs(controls, i, runs)
+    for (run in control_runs(controls, i, short)) {
+      twin <- Filter(function(f) f$key$point == run$key$point && f$key$repetition == run$key$repetition &&
+                       run_end_s(f) > run_end_s(run) + EPS_S, full)
+      if (length(twin) == 0) next
+      cut <- truncate_run(twin[[1]], run_end_s(run))
+      for (j in which(claims$experiment == exp)) {
+        claim <- claims[j, ]
+        call <- claim_call(claim)
+        v_run <- run_value(call, run, claim$window, warmup_s)
+        v_pre <- run_value(call, cut, claim$window, warmup_s)
+        single_bound <- claim$kind == "bound" && claim$ref_point == ""
+        band <- if (is.na(v_pre)) c(NA_real_, NA_real_) else convergence_band(claim, v_pre)
+        holds <- if (is.na(v_run) || is.na(v_pre)) FALSE
+          else if (single_bound) bound_side(v_run, claim) == bound_side(v_pre, claim)
+          else in_band(v_run, band)
+        rows[[length(rows) + 1]] <- tibble(
+          experiment = exp, point = run$key$point, label = point_label(run$meta),
+          repetition = run$key$repetition, t_s = run_end_s(run), claim = claim$id,
+          value_run = as.numeric(v_run), value_prefix = as.numeric(v_pre),
+          test = if (single_bound) "same side" else "band", holds = holds)
+      }
+    }
+  }
+  empty <- tibble(experiment = character(), point = character(), label = character(),
+                  repetition = integer(), t_s = numeric(), claim = character(), value_run = numeric(),
+                  value_prefix = numeric(), test = character(), holds = logical())
+  bind_rows(empty, rows)
 }

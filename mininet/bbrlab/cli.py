@@ -5,9 +5,12 @@
     labels SPEC... [--profile P] [--out FILE]
                                       CSV experiment,point,label of the specs' sweep points
     run SPEC --out ROOT [--profile P] [--backend uml|native|ns3] [--clock real|virtual]
-        [--point NAME] [--rep K] [--kernel PATH] [--ns3-rules ns3|linux] [--archive DIR]
+        [--point NAME] [--rep K] [--kernel PATH] [--ns3-rules ns3|linux] [--archive DIR]...
+        [--full-length]
     archive add RUNS_ROOT --to DIR    put a results tree's finished runs into a results archive
-    archive status DIR SPEC... [--profile P]
+    archive move DIR ENTRY... --to DIR2
+                                      move entries (EXPERIMENT/POINT/repK) to another archive, unchanged
+    archive status DIR SPEC... [--profile P] [--full-length]
                                       per run of the specs: fresh, stale or missing in the archive
     add-repetitions CLAIMS_CSV... [--profile paper] [--dry-run]
                                       one round of the added-repetitions rule (docs/paper-profile.md):
@@ -26,7 +29,7 @@ import pathlib
 import signal
 import sys
 
-from .experiment import repetitions, spec
+from .experiment import controls, repetitions, spec
 from .host import backends, runner
 from .data.archive import ArchiveError
 
@@ -77,8 +80,11 @@ def main(argv=None) -> int:
     p_run.add_argument("--ns3-rules", choices=["ns3", "linux"],
                        help="backend ns3: BBR as ns-3 runs it (ns3, default) or the project's port of "
                             "Linux's BBR with Linux's rate-sample rules (linux)")
-    p_run.add_argument("--archive", help="results archive (e.g. data/paper): a run it holds with this "
-                                         "checkout's keys is restored from it instead of booted")
+    p_run.add_argument("--archive", action="append", help="results archive (e.g. data/paper): a run it holds "
+                       "with this checkout's keys is restored from it instead of booted (repeat it: looked up in order)")
+    p_run.add_argument("--full-length", action="store_true",
+                       help="the spec's own duration_s (the paper's transfer) whatever the profile runs: "
+                            "a control run of the transfer-length rule (bbrlab/experiment/controls.py)")
     p_arc = sub.add_parser("archive", help="the results archive (bbrlab/data/archive.py)")
     arc = p_arc.add_subparsers(dest="archive_command", required=True)
     p_arc_add = arc.add_parser("add", help="archive a results tree's finished runs")
@@ -86,10 +92,16 @@ def main(argv=None) -> int:
     p_arc_add.add_argument("--to", required=True, help="the archive directory, e.g. data/paper")
     p_arc_add.add_argument("--experiment", action="append", default=[],
                            help="only this experiment's runs (repeatable; default: every run below RUNS_ROOT)")
+    p_arc_mv = arc.add_parser("move", help="move entries to another archive, unchanged")
+    p_arc_mv.add_argument("archive_dir", help="the archive holding them, e.g. data/paper")
+    p_arc_mv.add_argument("entries", nargs="+", help="EXPERIMENT/POINT/repK")
+    p_arc_mv.add_argument("--to", required=True, help="the archive directory, e.g. data/paper-controls")
     p_arc_st = arc.add_parser("status", help="per run of the specs: fresh, stale or missing in the archive")
     p_arc_st.add_argument("archive_dir")
     p_arc_st.add_argument("specs", nargs="+")
     p_arc_st.add_argument("--profile")
+    p_arc_st.add_argument("--full-length", action="store_true",
+                          help="the specs' runs at their own duration_s (the transfer-length rule's control runs)")
     sub.add_parser("check-native", help="check this host's prerequisites for the native backend")
     p_vag = sub.add_parser("vagrant-run", help="one run on the native backend in the Vagrant VM (vagrant.py)")
     p_vag.add_argument("spec")
@@ -131,7 +143,7 @@ def main(argv=None) -> int:
                 extra["rules"] = args.ns3_rules
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
                                  clock=args.clock, only_point=args.point, only_rep=args.rep,
-                                 archive=args.archive, **extra)
+                                 archive=args.archive, full_length=args.full_length, **extra)
         elif args.command == "archive":
             from .data import archive
             if args.archive_command == "add":
@@ -143,10 +155,20 @@ def main(argv=None) -> int:
                 counts = archive.add(args.to, runs)
                 print(f"archive {args.to}: {counts['added']} added, {counts['replaced']} replaced, "
                       f"{counts['unchanged']} unchanged")
+            elif args.archive_command == "move":
+                keys = []
+                for entry in args.entries:
+                    parts = entry.strip("/").split("/")
+                    if len(parts) != 3 or not parts[2].startswith("rep") or not parts[2][3:].isdigit():
+                        raise archive.ArchiveError(f"{entry}: an entry is EXPERIMENT/POINT/repK")
+                    keys.append((parts[0], parts[1], int(parts[2][3:])))
+                print(f"archive: {archive.move(args.archive_dir, args.to, keys)} moved to {args.to}")
             else:
                 counts = {"fresh": 0, "stale": 0, "missing": 0}
                 for path in args.specs:
-                    for job in repetitions.runs(path, profile=args.profile):
+                    jobs = (controls.full_length_runs(path, profile=args.profile) if args.full_length
+                            else repetitions.runs(path, profile=args.profile))
+                    for job in jobs:
                         state, _row = archive.lookup_job(args.archive_dir, job)
                         state = state or "missing"
                         counts[state] += 1
@@ -190,6 +212,9 @@ def main(argv=None) -> int:
     except runner.RunFailed as err:
         print(f"bbrlab: run failed: {err}", file=sys.stderr)
         return 4
+    except controls.ControlsError as err:
+        print(f"bbrlab: transfer-length controls: {err}", file=sys.stderr)
+        return 2
     except repetitions.TableError as err:
         print(f"bbrlab: added repetitions: {err}", file=sys.stderr)
         return 2

@@ -152,3 +152,38 @@ def test_truncate_run_is_the_run_as_if_it_had_ended_at_t(tmp_path):
     assert max(got["ends"]) <= 50 and min(got["ends"]) >= 49.9
     assert got["stops"] == [50, 50] and got["end"] == 50
     assert "before 201 s" in got["late"]
+
+
+def write_short(root: Path, rep: int, phases: dict) -> None:
+    """A 100-s run of the control point (a shortened spec's run), seed `rep`."""
+    flows = [{"flow": 1, "cc": "cubic", "rtt_ms": 80.0, "start_s": 0.0, "stop_s": 100.0},
+             {"flow": 2, "cc": "bbr_fca", "rtt_ms": 80.0, "start_s": 0.0, "stop_s": 100.0}]
+    synth_runs.write_run(root / EXP / POINT / f"rep{rep}", experiment=EXP, point=POINT, repetition=rep,
+                         flows=flows, phases=phases, qdelay_phases=[(100, 5.0)], retrans={1: 5, 2: 5},
+                         profile="paper")
+
+
+def test_a_shortened_run_is_checked_against_its_controls_first_seconds(tmp_path):
+    """Step 2 on real runs: the T-s run of seed 1 is the control's first 100 s (80/20 Mbit/s),
+    so Jain's index over [10, 100] is 0.7353 on both; seed 2's T-s run split 50/50 from the start
+    (J = 1), outside the band around the prefix's 0.7353 ([0.6907, 0.7799]); a short run whose
+    seed has no control run is not compared."""
+    for rep in (1, 2):
+        write_control(tmp_path / "runs", rep)
+    write_short(tmp_path / "short", 1, {1: [(100, 80.0)], 2: [(100, 20.0)]})
+    write_short(tmp_path / "short", 2, {1: [(100, 50.0)], 2: [(100, 50.0)]})
+    write_short(tmp_path / "short", 3, {1: [(100, 80.0)], 2: [(100, 20.0)]})
+    cpath, ctrl = write_inputs(tmp_path, [EXACT])
+    out = tmp_path / "out" / "prefix.tex"
+    rscript(ANALYSIS / "transfer_length_prefix.R", cpath, ctrl, tmp_path / "runs", tmp_path / "short", out)
+    with out.with_suffix(".csv").open(newline="") as fh:
+        rows = {int(r["repetition"]): r for r in csv.DictReader(fh)}
+    assert set(rows) == {1, 2}
+    assert float(rows[1]["value_run"]) == pytest.approx(jain(80, 20), abs=1e-3)
+    assert float(rows[1]["value_prefix"]) == pytest.approx(jain(80, 20), abs=1e-3)
+    assert rows[1]["holds"] == "TRUE" and float(rows[1]["t_s"]) == 100
+    assert float(rows[2]["value_run"]) == pytest.approx(1.0, abs=1e-3)
+    assert float(rows[2]["value_prefix"]) == pytest.approx(jain(80, 20), abs=1e-3)
+    assert rows[2]["holds"] == "FALSE"
+    tex = out.read_text()
+    assert "seed 1" in tex and "seed 2" in tex and "seed 3" not in tex

@@ -10,6 +10,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
 from bbrlab.data import archive as bbrarchive
+from bbrlab.experiment import controls as bbrcontrols
 from bbrlab.experiment import experiments as bbrexperiments
 from bbrlab.host import modules as bbrmodules
 from bbrlab.host import resources as bbrresources

@@ -56,16 +56,16 @@ REF_EXPERIMENTS = [r[0] for r in COVERAGE if r[3] > 0 and r[4] == r[3]]
 
 
 def restore_runs(held, root, stamp, log):
-    """Unpack (job, manifest row) pairs of the reference archive below root/<experiment>/<point>/rep<k>;
-    the stamp (written atomically) lists each run and its checksum, the log how many."""
+    """Unpack (job, manifest row, archive) triples below root/<experiment>/<point>/rep<k>; the
+    stamp (written atomically) lists each run and its checksum, the log how many from where."""
     lines = []
-    for j, row in held:
-        bbrarchive.restore(REF_ARCHIVE, row, pathlib.Path(root, j["name"], j["point"], f"rep{j['repetition']}"))
+    for j, row, where in held:
+        bbrarchive.restore(where, row, pathlib.Path(root, j["name"], j["point"], f"rep{j['repetition']}"))
         lines.append(f"{j['name']}/{j['point']}/rep{j['repetition']} {row['sha256']}\n")
     tmp = pathlib.Path(stamp).with_suffix(".tmp")
     tmp.write_text("".join(lines))
     tmp.replace(stamp)
-    pathlib.Path(log).write_text(f"restored {len(lines)} runs from {REF_ARCHIVE}\n")
+    pathlib.Path(log).write_text(f"restored {len(lines)} runs from {', '.join(sorted({w for _j, _r, w in held})) or 'no archive'}\n")
 
 
 def reference_stamp(experiment):
@@ -127,7 +127,7 @@ if PROFILE != REFERENCE:
                                       for j in expand_spec(wildcards.experiment, REFERENCE)],
         localrule: True
         run:
-            restore_runs([(j, _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))])
+            restore_runs([(j, _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))], REF_ARCHIVE)
                           for j in expand_spec(wildcards.experiment, REFERENCE)],
                          pathlib.Path(REF_TREE, "runs"), output[0], log[0])
 
@@ -146,60 +146,6 @@ if PROFILE != REFERENCE:
         shell:
             f"Rscript {{input.script}} {{input.claims}} {REF_TREE}/runs {{output.tex}} {REF_WARMUP_S} > {{log}} 2>&1"
             " || (tail -20 {log}; exit 1)"
-
-
-# ---- the shortened-transfer rule's evidence (docs/specs.md, "Transfer length") ----
-# The control points of mininet/specs/utsumi2022/transfer_length_controls.csv are the paper
-# profile's own full-length runs; whatever of them the reference archive holds, current, is
-# unpacked (all held runs of the controls' experiments; analysis/transfer_length.R picks the
-# control points) and checked against the candidate durations, in every profile.
-TRANSFER_CONTROLS = "mininet/specs/utsumi2022/transfer_length_controls.csv"
-TRANSFER_CANDIDATES_S = [600, 1200, 2000]   # docs/specs.md "Transfer length"
-TRANSFER_SEEDS = 3                          # every control point, all three seeds of the paper profile
-with open(TRANSFER_CONTROLS, newline="") as _fh:
-    _TRANSFER_EXPERIMENTS = sorted({r["experiment"] for r in _csv.DictReader(_fh)})
-_TRANSFER_HELD = [(j, row) for e in _TRANSFER_EXPERIMENTS if REF_ARCHIVE
-                  for j in expand_spec(e, REFERENCE) for row in [archived(j, _REF_ROWS)] if row is not None]
-
-
-rule transfer_length_runs:
-    """The held, current paper-profile runs of the control experiments, unpacked from the reference
-    archive (never booted); the stamp lists each run and its checksum, so a newly archived control
-    run rewrites it."""
-    output:
-        f"{REF_TREE}/controls/restored.txt",
-    log:
-        f"{RES}/logs/reference/transfer_length_runs.log",
-    params:
-        sha256=[row["sha256"] for _j, row in _TRANSFER_HELD],
-    localrule: True
-    run:
-        import shutil as _shutil
-        root = pathlib.Path(REF_TREE, "controls", "runs")
-        _shutil.rmtree(root, ignore_errors=True)
-        root.mkdir(parents=True, exist_ok=True)
-        restore_runs(_TRANSFER_HELD, root, output[0], log[0])
-
-
-rule transfer_length:
-    """The evidence table of the shortened-transfer rule (analysis/transfer_length.R)."""
-    input:
-        runs=rules.transfer_length_runs.output,
-        claims="claims/utsumi2022.csv",
-        controls=TRANSFER_CONTROLS,
-        script="analysis/transfer_length.R",
-        lib="analysis/lib/transfer_length.R",
-    output:
-        tex=f"{GEN}/transfer_length_utsumi2022.tex",
-        csv=f"{GEN}/transfer_length_utsumi2022.csv",
-        summary=f"{GEN}/transfer_length_utsumi2022_summary.csv",
-    log:
-        f"{RES}/logs/transfer_length_utsumi2022.log",
-    params:
-        candidates=" ".join(str(t) for t in TRANSFER_CANDIDATES_S),
-    shell:
-        f"Rscript {{input.script}} {{input.claims}} {{input.controls}} {REF_TREE}/controls/runs {{output.tex}}"
-        f" {TRANSFER_SEEDS} {{params.candidates}} > {{log}} 2>&1 || (tail -20 {{log}}; exit 1)"
 
 
 # ---- what each round of added repetitions settled (docs/paper-profile.md) ----

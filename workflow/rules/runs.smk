@@ -60,7 +60,7 @@ rule vagrant_up:
 onstart:
     # Cluster execution (profiles/slurm, profiles/cluster-generic): the runs are the cluster's
     # jobs; builds, R scripts and the report are short and stay where Snakemake runs.
-    workflow.localrules(*(r.name for r in workflow.rules if r.name != "run"))
+    workflow.localrules(*(r.name for r in workflow.rules if r.name not in ("run", "control_run")))
     # Stop before the first submission when the cluster cannot take the jobs (bbrlab/host/cluster.py).
     from bbrlab.host import cluster as bbrcluster
     from snakemake.exceptions import WorkflowError

@@ -237,6 +237,47 @@ def add(archive, run_dirs, progress=print) -> dict:
     return counts
 
 
+def move(src, dst, keys, progress=print) -> int:
+    """Move entries ((experiment, point, repetition) keys) from archive `src` to archive `dst`,
+    rows and tarballs unchanged (checksums checked first): e.g. a shortened spec's full-length
+    control runs to the controls archive (bbrlab/experiment/controls.py). ArchiveError, before
+    anything moves, when `src` lacks a key or `dst` holds it with another tarball. The
+    destination is written before the source forgets the entry, so an interruption leaves an
+    entry in both archives, never in neither. Returns how many moved."""
+    src, dst = pathlib.Path(src), pathlib.Path(dst)
+    if src.resolve() == dst.resolve():
+        raise ArchiveError(f"{src}: moving entries to the same archive")
+    rows, out = read_manifest(src), read_manifest(dst)
+    blobs = {}
+    for key in keys:
+        key = (key[0], key[1], int(key[2]))
+        name = f"{key[0]}/{key[1]}/rep{key[2]}"
+        if key not in rows:
+            raise ArchiveError(f"{src}: holds no {name}")
+        blob = entry_path(src, *key).read_bytes()
+        if hashlib.sha256(blob).hexdigest() != rows[key]["sha256"]:
+            raise ArchiveError(f"{entry_path(src, *key)}: checksum differs from the manifest's")
+        if key in out and out[key]["sha256"] != rows[key]["sha256"]:
+            raise ArchiveError(f"{dst}: holds another {name} already")
+        blobs[key] = blob
+    dst.mkdir(parents=True, exist_ok=True)
+    for key, blob in blobs.items():
+        dest = entry_path(dst, *key)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        tmp.write_bytes(blob)
+        os.replace(tmp, dest)
+        out[key] = rows[key]
+    _write_manifest(dst, out)
+    for key in blobs:
+        del rows[key]
+    _write_manifest(src, rows)
+    for key in blobs:
+        entry_path(src, *key).unlink()
+        progress(f"archive: moved {key[0]}/{key[1]}/rep{key[2]} from {src} to {dst}")
+    return len(blobs)
+
+
 def lookup(archive, experiment, point, repetition, run_key, modules_key=""):
     """("fresh", row) when the archive holds this run with these keys, ("stale", row) when it
     holds it with other keys, (None, None) when it does not hold it."""

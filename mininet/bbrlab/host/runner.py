@@ -18,7 +18,7 @@ import socket
 import subprocess
 import time
 
-from ..experiment import repetitions, runkey, spec
+from ..experiment import controls, repetitions, runkey, spec
 from . import backends, modules
 from ..data import archive, fidelity, tidy
 from .progress import RunProgress
@@ -175,12 +175,17 @@ def run_dir_name(root, job: dict) -> pathlib.Path:
 
 
 def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_point=None,
-                  only_rep=None, progress=print, archive=None, **backend_args) -> list:
+                  only_rep=None, progress=print, archive=None, full_length=False, **backend_args) -> list:
     """All runs of a spec file (validated up front), one after the other. With `archive` (a
-    results archive directory, bbrlab/data/archive.py) a run the archive holds with this checkout's
-    keys is restored from it instead of booted; the backend is checked only for the others."""
-    overrides = {"clock": clock} if clock else None
-    jobs = repetitions.runs(path, profile=profile, overrides=overrides)
+    results archive directory, bbrlab/data/archive.py, or a list of them, looked up in order) a
+    run an archive holds with this checkout's keys is restored from it instead of booted; the
+    backend is checked only for the others. full_length: the spec's own duration_s (the paper's
+    transfer) whatever the profile runs, as the transfer-length rule's control runs
+    (bbrlab/experiment/controls.py)."""
+    overrides = {"clock": clock} if clock else {}
+    if full_length:
+        overrides["duration_s"] = controls.paper_length(path)
+    jobs = repetitions.runs(path, profile=profile, overrides=overrides or None)
     if only_point is not None:
         jobs = [j for j in jobs if j["point"] == only_point]
     if only_rep is not None:
@@ -208,18 +213,24 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
 
 
 def restore_archived(job: dict, archive_dir, dest, progress=print):
-    """The run from the results archive (bbrlab/data/archive.py) when it holds it with this checkout's
-    keys: unpacked into `dest`, its run.json content returned, nothing booted. None when the
-    archive lacks it, or holds it stale (said, naming the run: it must be rerun)."""
+    """The run from the results archive (bbrlab/data/archive.py; or the first of a list of them)
+    that holds it with this checkout's keys: unpacked into `dest`, its run.json content returned,
+    nothing booted. None when no archive holds it current (one holding it stale is said, naming
+    the run: it must be rerun)."""
     name = f"{job['name']}/{job['point']}/rep{job['repetition']}"
-    state, row = archive.lookup_job(archive_dir, job)
-    if state == "fresh":
-        archive.restore(archive_dir, row, dest)
-        progress(f"[{name}] restored from the archive {archive_dir} (archived {row['archived_at']}, "
-                 f"revision {row['git_revision'][:12]}): not run")
-        return json.loads((pathlib.Path(dest) / "run.json").read_text())
-    if state == "stale":
-        progress(f"[{name}] the archive {archive_dir} holds this run STALE (its resolved spec or a module "
+    archives = [archive_dir] if isinstance(archive_dir, (str, pathlib.Path)) else list(archive_dir)
+    stale = []
+    for where in archives:
+        state, row = archive.lookup_job(where, job)
+        if state == "fresh":
+            archive.restore(where, row, dest)
+            progress(f"[{name}] restored from the archive {where} (archived {row['archived_at']}, "
+                     f"revision {row['git_revision'][:12]}): not run")
+            return json.loads((pathlib.Path(dest) / "run.json").read_text())
+        if state == "stale":
+            stale.append(str(where))
+    if stale:
+        progress(f"[{name}] the archive {', '.join(stale)} holds this run STALE (its resolved spec or a module "
                  "it loads changed since it was archived): running it again")
     return None
 
