@@ -11,6 +11,7 @@
 #     snakemake --cores all control_runs        run the control runs neither archive holds
 #                                              (into results/paper-controls/runs/)
 #     bbrlab archive add results/paper-controls/runs --to data/paper-controls
+#                                              (--to data/paper for a spec that runs 6000 s)
 CONTROL_JOBS = [j for _row, j in bbrcontrols.jobs(workflow.basedir)]
 CONTROL_TREE = bbrcontrols.TREE
 TRANSFER_CONTROLS = bbrcontrols.TABLE
