@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a profile's archived runs cost, per paper, from a results archive's manifest.
 
-    .venv/bin/python bench/profile_cost.py data/paper [--out bench/results/paper-profile-cost-<date>]
+    .venv/bin/python bench/profile_cost.py data/paper [--controls data/paper-controls]
+                                           [--out bench/results/paper-profile-cost-<date>]
 
 Reads data/<profile>/manifest.csv (bbrlab/data/archive.py: per run its host CPU seconds,
 wall seconds and experiment seconds, as its run.json recorded them on the machine that ran
@@ -9,7 +10,9 @@ it, named in the `host` column) and config/experiments.csv (which paper each exp
 belongs to). Per paper: runs (valid / invalid), experiment hours, host CPU hours, host CPU
 per experiment second, the sum of the runs' wall times, and the archive's bytes. Runs the
 profile plans but the archive lacks are counted from the plan (experiment/repetitions.py)
-as "missing". Writes <out>.md (atomically) and prints it.
+as "missing". --controls: the transfer-length rule's controls archive (bbrlab/experiment/
+controls.py: the full-length control runs of shortened specs), in a row of its own, counted in
+the total. Writes <out>.md (atomically) and prints it.
 """
 import argparse
 import collections
@@ -31,8 +34,9 @@ def planned(profile: str) -> dict:
             for e in experiments.of_profile(exps, profile)}
 
 
-def table(archive: pathlib.Path) -> str:
+def table(archive: pathlib.Path, controls: pathlib.Path = None) -> str:
     rows = list(csv.DictReader((archive / "manifest.csv").open(newline="")))
+    extra = list(csv.DictReader((controls / "manifest.csv").open(newline=""))) if controls else []
     if not rows:
         raise SystemExit(f"{archive}/manifest.csv: no runs")
     profile = rows[0]["profile"]
@@ -48,11 +52,19 @@ def table(archive: pathlib.Path) -> str:
             a[col] += float(r[col] or 0)
     for name, n in plan.items():
         acc[_part(exps[name])]["planned"] += n
-    hosts = sorted({r["host"] for r in rows})
+    for r in extra:
+        a = acc[f"transfer-length controls (`{controls}`)"]
+        a["runs"] += 1
+        a["planned"] += 1
+        a["valid"] += r["valid"] == "true"
+        for col in ("experiment_s", "host_cpu_s", "wall_s", "bytes"):
+            a[col] += float(r[col] or 0)
+    hosts = sorted({r["host"] for r in rows + extra})
     out = [f"# What the `{profile}` profile's archived runs cost, per paper",
            "",
            f"From `{archive}/manifest.csv` ({len(rows)} runs, archived {min(r['archived_at'] for r in rows)}"
-           f" to {max(r['archived_at'] for r in rows)}, on host(s) {', '.join(hosts)}).",
+           f" to {max(r['archived_at'] for r in rows)}, on host(s) {', '.join(hosts)})"
+           + (f" and `{controls}/manifest.csv` ({len(extra)} runs; their planned count is what it holds)." if controls else "."),
            "Host CPU is the testbed's (the UML kernel's process tree), boot and set-up included; wall is the"
            " sum of the runs' wall times (runs that ran side by side overlap in it; on a shared host it includes waiting for a core).",
            "",
@@ -81,9 +93,10 @@ def _line(name, a) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("archive", type=pathlib.Path)
+    ap.add_argument("--controls", type=pathlib.Path, help="the controls archive, e.g. data/paper-controls")
     ap.add_argument("--out", type=pathlib.Path)
     args = ap.parse_args()
-    text = table(args.archive)
+    text = table(args.archive, args.controls)
     print(text, end="")
     if args.out:
         tmp = args.out.with_name(f".{args.out.name}.md.tmp")
