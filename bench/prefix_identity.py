@@ -17,8 +17,9 @@ import argparse
 import csv
 import io
 import json
-import os
 import pathlib
+
+from bench_io import write_text_atomic
 
 TABLES = ("goodput.csv", "tcp.csv", "queue.csv")
 
@@ -60,9 +61,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.out:
-        tmp = args.out.with_name(f".{args.out.name}.md.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, args.out.with_suffix(".md"))
+        write_text_atomic(args.out.with_suffix(".md"), text)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,13 @@ import argparse
 import collections
 import csv
 import datetime
-import os
 import pathlib
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
 from bbrlab.experiment import experiments, repetitions  # noqa: E402
+from bench_io import write_text_atomic  # noqa: E402
 
 
 def planned(profile: str) -> dict:
@@ -99,9 +99,7 @@ def main() -> None:
     text = table(args.archive, args.controls)
     print(text, end="")
     if args.out:
-        tmp = args.out.with_name(f".{args.out.name}.md.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, args.out.with_suffix(".md"))
+        write_text_atomic(args.out.with_suffix(".md"), text)
 
 
 if __name__ == "__main__":
