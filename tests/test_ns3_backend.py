@@ -243,6 +243,21 @@ def test_red_averaging_weight_as_tc_computes_it():
         == "180000B"                       # at least twice the maximum, as shaping.py sets tc's limit
 
 
+def test_sockets_cover_the_span_of_loss_recovery():
+    """A deep buffer (Utsumi & Hasegawa's 128 BDP at 80 ms: W = 128 MB of buffer + 1 MB of BDP):
+    in loss recovery the receive window must cover snd_una..snd_nxt, up to four windows (the
+    testbed's sizing, units.SPAN_WINDOWS; 2.0 W measured there after 12 s of recovery), and ns-3's
+    buffers count payload bytes, so every socket gets 4 W = 516 MB; shallow runs keep 4 MiB."""
+    deep = spec.expand(spec.resolve({"name": "x", "duration_s": 10,
+                                     "bottleneck": {"rate_mbps": 100, "buffer_bdp": 128},
+                                     "flows": [{"cc": "cubic", "rtt_ms": 80}, {"cc": "bbr", "rtt_ms": 80}]}))[0]
+    assert ns3_backend.socket_buffer_bytes(deep) == 4 * (128 + 1) * 1_000_000
+    shallow = spec.expand(spec.resolve({"name": "x", "duration_s": 10,
+                                        "bottleneck": {"rate_mbps": 10, "buffer_bdp": 1},
+                                        "flows": [{"cc": "bbr", "rtt_ms": 20}]}))[0]
+    assert ns3_backend.socket_buffer_bytes(shallow) == 4 * 2**20
+
+
 # ------------------------------------------------------------------ refusals (no ns-3 needed)
 
 def job_of(text, **changes):

@@ -166,8 +166,11 @@ def red_parameters(bottleneck: dict) -> dict:
 
 
 def socket_buffer_bytes(job: dict) -> int:
-    """Send and receive buffer of every socket: twice the most one flow can have in flight."""
-    return min(MAX_SOCKET_BUFFER, max(4 * 2**20, 2 * units.window_bytes(job)))
+    """Send and receive buffer of every socket: the sequence span a flow's receive window must
+    cover in loss recovery (units.span_bytes, SPAN_WINDOWS x the run's window), at least 4 MiB.
+    ns-3 counts payload bytes, so no allowance for skb overhead (the testbed's sockets get twice
+    the span for it)."""
+    return min(MAX_SOCKET_BUFFER, max(4 * 2**20, units.span_bytes(job)))
 
 
 def ping_stop_s(job: dict) -> float:
