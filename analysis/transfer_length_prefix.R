@@ -39,7 +39,7 @@ lines <- if (nrow(checks) == 0) {
     spec = tex_escape(sub("^utsumi2022_", "", per_run$experiment)),
     run = tex_escape(sprintf("%s, seed %d", per_run$label, per_run$repetition)),
     t = format(per_run$t_s, trim = TRUE), n = per_run$n, equal = per_run$equal, failed = per_run$failed,
-    max_rel = ifelse(is.finite(per_run$max_rel), sprintf("%.2g %%", 100 * per_run$max_rel), "--"),
+    max_rel = ifelse(is.finite(per_run$max_rel), sprintf("%.2g\\,\\%%", 100 * per_run$max_rel), "--"),
     stringsAsFactors = FALSE)
   c(tabular_lines(df, "\\begin{tabular}{llrrrrr}",
                   c("spec", "run", "T (s)", "claims", "equal", "disagree", "largest difference")),

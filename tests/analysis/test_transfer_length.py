@@ -187,3 +187,4 @@ def test_a_shortened_run_is_checked_against_its_controls_first_seconds(tmp_path)
     assert rows[2]["holds"] == "FALSE"
     tex = out.read_text()
     assert "seed 1" in tex and "seed 2" in tex and "seed 3" not in tex
+    assert "0\\,\\%" in tex and " % " not in tex          # a bare % would comment out the row's end
