@@ -109,6 +109,21 @@ rule archive_coverage:
         "../scripts/write_rows.py"
 
 
+rule not_run_table:
+    """The paper-profile experiments the reference archive does not hold whole, and why
+    (config/paper_not_run.csv; analysis/not_run.R)."""
+    input:
+        coverage=f"{GEN}/archive_coverage.csv",
+        reasons="config/paper_not_run.csv",
+        script="analysis/not_run.R",
+    output:
+        f"{GEN}/not_run.tex",
+    log:
+        f"{RES}/logs/not_run.log",
+    shell:
+        "Rscript {input.script} {input.coverage} {input.reasons} {output} > {log} 2>&1 || (tail -20 {log}; exit 1)"
+
+
 if PROFILE != REFERENCE:
 
     rule reference_run:
