@@ -426,6 +426,39 @@ def profile_runs(pattern):
     return out
 
 
+def selector_matches(point: str, selector: str) -> bool:
+    """Whether a sweep point (k=v__k=v) matches a control selector (k=v&k<=v&k>=v), numbers
+    compared as numbers (the selectors of transfer_length_controls.csv)."""
+    vals = dict(kv.split("=", 1) for kv in point.split("__") if "=" in kv)
+    for cond in selector.split("&"):
+        op = next(o for o in ("<=", ">=", "=") if o in cond)
+        k, v = cond.split(op, 1)
+        if k not in vals:
+            return False
+        try:
+            a, b = float(vals[k]), float(v)
+        except ValueError:
+            a, b = vals[k], v
+        if not {"=": a == b, "<=": a <= b, ">=": a >= b}[op]:
+            return False
+    return True
+
+
+def control_runs():
+    """The transfer-length control runs (transfer_length_controls.csv points, seeds 1-SEEDS, at
+    the paper's 6000 s), in profile_runs() form."""
+    with open(REPO / CONTROLS, newline="") as f:
+        controls = list(csv.DictReader(f))
+    out = []
+    for path in sorted(glob.glob(str(REPO / "mininet" / "specs" / "utsumi2022" / "*.yaml"))):
+        for job in repetitions.runs(path, profile="paper"):
+            if int(job["repetition"]) <= SEEDS and any(
+                    c["experiment"] == job["name"] and selector_matches(job["point"], c["point"]) for c in controls):
+                out.append((job["name"], len(job["flows"]), 6000.0, float(job["sample_interval_s"]),
+                            float(job["queue_sample_interval_s"])))
+    return out
+
+
 def estimate(rate, runs):
     """Bytes of the runs: each member's rows at the measured rows per (flow-)second, capped at
     the run's own sampling rate (specs sampling every 100 ms have half the rows of the
@@ -629,6 +662,17 @@ def report(runs, names, results, band, sources):
                            f"{worst['run']}, {worst['window']}: {fmt(worst['exact'], '.5g')} -> {fmt(worst['cand'], '.5g')} |")
             det.append("")
         details += det
+    ctl = control_runs()
+    short = [(e, f, min(d, 600.0), si, qi) for e, f, d, si, qi in prof]
+    lines += ["", "The same rates on other sets of runs (MB): the paper profile as it stands; every spec at "
+              "600 s at most (as the transfer-length rule made Fig. 4); the transfer-length control runs "
+              f"alone ({len(ctl)} runs, {sum(r[1] for r in ctl)} flows, at 6000 s: "
+              "the points of transfer_length_controls.csv, seeds 1-3):", "",
+              "| candidate | paper profile | every spec at <= 600 s | control runs at 6000 s |", "|---|---|---|---|"]
+    for name in names:
+        r = rates(results[name]["sizes"])
+        lines.append(f"| {name} | {estimate(r, prof) / 1e6:.0f} | {estimate(r, short) / 1e6:.1f} | "
+                     f"{estimate(r, ctl) / 1e6:.1f} |")
     lines += ["", "Rates used for the estimates (run.json B; per member: B per row, rows per flow-second "
               "(queue: per second) as measured on the 50-ms runs):", ""]
     for name in names:
