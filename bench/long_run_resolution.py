@@ -73,7 +73,7 @@ sys.path.insert(0, str(REPO / "mininet"))
 from bbrlab.data import archive, columnar  # noqa: E402
 from bbrlab.experiment import repetitions  # noqa: E402
 
-DEFAULT_SOURCES = ["/work/main/data/paper-controls:utsumi2022_fig04", "/work/main/data/paper:utsumi2022_fig06_10"]
+DEFAULT_SOURCES = [f"{REPO}/data/paper-controls:utsumi2022_fig04", f"{REPO}/data/paper:utsumi2022_fig06_10"]
 CLAIMS = "claims/utsumi2022.csv"
 CONTROLS = "mininet/specs/utsumi2022/transfer_length_controls.csv"
 SEEDS = 3
