@@ -175,7 +175,9 @@ def test_guest_failure_is_a_failed_run_with_console_log(tmp_path, kernel):
 
 
 def test_timeout_kills_the_testbed_and_fails_the_run(tmp_path, kernel):
-    job = one_job(TWO_FLOWS, duration_s=60)
+    """On the real clock: a 60-s run cannot end inside an 8-s timeout on any host (on the virtual
+    clock a fast, idle host can finish two flows' 60 s in less)."""
+    job = one_job(TWO_FLOWS, duration_s=60, clock="real")
     dest = tmp_path / "runs" / "e2e" / "base" / "rep1"
     with pytest.raises(runner.RunFailed, match="timed out after 8 s"):
         runner.execute(job, dest, "uml", timeout_s=8, kernel=kernel, progress=lambda _m: None)
