@@ -33,7 +33,7 @@ def control_held(job):
 _CONTROL_HELD = [(j, *held) for j in CONTROL_JOBS for held in [control_held(j)] if held is not None]
 # The paper profile's runs of the control points that are shorter than the paper's transfer (a
 # shortened spec's), held in the reference archive: step 2's check (analysis/transfer_length_prefix.R).
-_SHORT_HELD = [(j, row, REF_ARCHIVE) for row_c, c in bbrcontrols.jobs(workflow.basedir) if REF_ARCHIVE
+_SHORT_HELD = [(j, row, REF_ARCHIVE) for c in CONTROL_JOBS if REF_ARCHIVE
                for j in expand_spec(c["name"], REFERENCE)
                if j["point"] == c["point"] and j["repetition"] == c["repetition"] and j["duration_s"] < c["duration_s"]
                for row in [archived(j, _REF_ROWS)] if row is not None]
