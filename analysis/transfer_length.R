@@ -57,7 +57,9 @@ t_cells <- function(e) {
 rows <- do.call(rbind, lapply(unique(controls$experiment), function(e) {
   cov <- coverage[coverage$experiment == e, ]
   s <- summary[summary$experiment == e, ]
+  longest <- s[s$t_s == max(s$t_s), ]
   chosen <- if (all(cov$runs == 0)) "6000 s: no control run yet"
+    else if (nrow(longest) && longest$failed[1] > 0) "6000 s: no candidate holds"   # more seeds only add checks
     else if (any(cov$runs < reps)) sprintf("6000 s: %d of %d points have %d seeds",
                                           sum(cov$runs >= reps), nrow(cov), reps)
     else if (is.na(s$chosen_s[1])) "6000 s: no candidate holds"

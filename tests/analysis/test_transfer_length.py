@@ -122,6 +122,15 @@ def test_a_candidate_needs_every_seed_and_every_longer_candidate(tmp_path):
     assert all(float(r["chosen_s"]) == 190 for r in summary)
 
 
+def test_a_failing_longest_candidate_decides_before_the_seeds_are_complete(tmp_path):
+    """One seed of two, and the check fails at the longest candidate (50 s): no candidate can be
+    accepted whatever the other seed shows, and the table says so."""
+    write_control(tmp_path / "runs", 1)
+    _, summary, tex = run_rule(tmp_path, [EXACT], 2, 50)
+    assert summary[0]["failed"] == "1" and summary[0]["chosen_s"] == ""
+    assert "6000 s: no candidate holds" in tex and "points have 2 seeds" not in tex
+
+
 def test_a_shorter_candidate_is_not_chosen_past_a_longer_one_that_fails():
     code = f'''source("{ANALYSIS / "lib" / "transfer_length.R"}")
     checks <- tibble(experiment = "e", t_s = c(600, 1200, 2000), holds = c(TRUE, FALSE, TRUE))
