@@ -67,21 +67,29 @@ convergence_band <- function(claim, v) {
   c(v - tol, v + tol)
 }
 
+# Whether value v reads as the reference value ref does, under the rule's reading: the same side
+# of the bound for a bound claim on one point's value, else v inside the band around ref.
+# list(test, band, holds); a value that cannot be computed never holds.
+agrees <- function(claim, v, ref) {
+  single_bound <- claim$kind == "bound" && claim$ref_point == ""
+  band <- if (is.na(ref)) c(NA_real_, NA_real_) else convergence_band(claim, ref)
+  holds <- if (is.na(ref) || is.na(v)) FALSE
+    else if (single_bound) bound_side(v, claim) == bound_side(ref, claim)
+    else in_band(v, band)
+  list(test = if (single_bound) "same side" else "band", band = band, holds = holds)
+}
+
 # One check: the claim's metric on one control run, over T and over the full transfer.
 check_one <- function(claim, run, t_end, warmup_s) {
   call <- claim_call(claim)
   full <- run_value(call, run, claim$window, warmup_s)
   short <- run_value(call, truncate_run(run, t_end), claim$window, warmup_s)
-  single_bound <- claim$kind == "bound" && claim$ref_point == ""
-  band <- if (is.na(full)) c(NA_real_, NA_real_) else convergence_band(claim, full)
-  holds <- if (is.na(full) || is.na(short)) FALSE
-    else if (single_bound) bound_side(short, claim) == bound_side(full, claim)
-    else in_band(short, band)
-  id <- claim$id
+  a <- agrees(claim, short, full)
+  id <- claim$id            # (tibble() sees its own earlier columns: `claim` would shadow the row)
   metric <- claim$metric
-  tibble(claim = id, metric = metric, test = if (single_bound) "same side" else "band",
+  tibble(claim = id, metric = metric, test = a$test,
          full_s = run_end_s(run), t_s = t_end, value_full = as.numeric(full), value_t = as.numeric(short),
-         band_lo = band[1], band_hi = band[2], holds = holds)
+         band_lo = a$band[1], band_hi = a$band[2], holds = a$holds)
 }
 
 # The valid runs of control point i (its experiment, its selector).
@@ -147,7 +155,7 @@ accepted_durations <- function(checks, coverage, candidates, reps) {
 # paper profile's runs), every claim reading its experiment, with its own metric and window, on the
 # run as it ran and on the control run cut at the run's length. It holds when the two values are
 # inside each other's reading: the same side of the bound for a bound claim on one point's value,
-# else the run's value inside the Verdict band around the prefix's (convergence_band()).
+# else the run's value inside the Verdict band around the prefix's (agrees()).
 prefix_checks <- function(claims, controls, runs, short, warmup_s = DEFAULT_WARMUP_S) {
   rows <- list()
   for (i in seq_len(nrow(controls))) {
@@ -163,16 +171,12 @@ prefix_checks <- function(claims, controls, runs, short, warmup_s = DEFAULT_WARM
         call <- claim_call(claim)
         v_run <- run_value(call, run, claim$window, warmup_s)
         v_pre <- run_value(call, cut, claim$window, warmup_s)
-        single_bound <- claim$kind == "bound" && claim$ref_point == ""
-        band <- if (is.na(v_pre)) c(NA_real_, NA_real_) else convergence_band(claim, v_pre)
-        holds <- if (is.na(v_run) || is.na(v_pre)) FALSE
-          else if (single_bound) bound_side(v_run, claim) == bound_side(v_pre, claim)
-          else in_band(v_run, band)
+        a <- agrees(claim, v_run, v_pre)
         rows[[length(rows) + 1]] <- tibble(
           experiment = exp, point = run$key$point, label = point_label(run$meta),
           repetition = run$key$repetition, t_s = run_end_s(run), claim = claim$id,
           value_run = as.numeric(v_run), value_prefix = as.numeric(v_pre),
-          test = if (single_bound) "same side" else "band", holds = holds)
+          test = a$test, holds = a$holds)
       }
     }
   }

@@ -97,12 +97,13 @@ rule transfer_length_runs:
     localrule: True
     run:
         import shutil as _shutil
+        lines = []
         for name, held, stamp in (("runs", _CONTROL_HELD, output.controls), ("short", _SHORT_HELD, output.short)):
             root = pathlib.Path(REF_TREE, "controls", name)
             _shutil.rmtree(root, ignore_errors=True)
             root.mkdir(parents=True, exist_ok=True)
-            restore_runs(held, root, stamp, f"{log[0]}.{name}")
-        pathlib.Path(log[0]).write_text("".join(pathlib.Path(f"{log[0]}.{n}").read_text() for n in ("runs", "short")))
+            lines.append(restore_runs(held, root, stamp))
+        pathlib.Path(log[0]).write_text("".join(lines))
 
 
 rule transfer_length:

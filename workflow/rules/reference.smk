@@ -55,9 +55,10 @@ COVERAGE = _coverage()
 REF_EXPERIMENTS = [r[0] for r in COVERAGE if r[3] > 0 and r[4] == r[3]]
 
 
-def restore_runs(held, root, stamp, log):
+def restore_runs(held, root, stamp):
     """Unpack (job, manifest row, archive) triples below root/<experiment>/<point>/rep<k>; the
-    stamp (written atomically) lists each run and its checksum, the log how many from where."""
+    stamp (written atomically) lists each run and its checksum. Returns the log's line: how many
+    from where."""
     lines = []
     for j, row, where in held:
         bbrarchive.restore(where, row, pathlib.Path(root, j["name"], j["point"], f"rep{j['repetition']}"))
@@ -65,7 +66,7 @@ def restore_runs(held, root, stamp, log):
     tmp = pathlib.Path(stamp).with_suffix(".tmp")
     tmp.write_text("".join(lines))
     tmp.replace(stamp)
-    pathlib.Path(log).write_text(f"restored {len(lines)} runs from {', '.join(sorted({w for _j, _r, w in held})) or 'no archive'}\n")
+    return f"restored {len(lines)} runs from {', '.join(sorted({w for _j, _r, w in held})) or 'no archive'}\n"
 
 
 def reference_stamp(experiment):
@@ -142,9 +143,10 @@ if PROFILE != REFERENCE:
                                       for j in expand_spec(wildcards.experiment, REFERENCE)],
         localrule: True
         run:
-            restore_runs([(j, _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))], REF_ARCHIVE)
-                          for j in expand_spec(wildcards.experiment, REFERENCE)],
-                         pathlib.Path(REF_TREE, "runs"), output[0], log[0])
+            pathlib.Path(log[0]).write_text(restore_runs(
+                [(j, _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))], REF_ARCHIVE)
+                 for j in expand_spec(wildcards.experiment, REFERENCE)],
+                pathlib.Path(REF_TREE, "runs"), output[0]))
 
     rule reference_claims:
         """A paper's claims evaluated on the paper-profile runs of the reference archive."""

@@ -196,6 +196,15 @@ def complete_runs(runs_root) -> list:
     return out
 
 
+def _write_entry(archive, key, blob: bytes) -> None:
+    """An entry's tarball, written under a temporary name and renamed into place."""
+    dest = entry_path(archive, *key)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    tmp.write_bytes(blob)
+    os.replace(tmp, dest)
+
+
 def add(archive, run_dirs, progress=print) -> dict:
     """Archive finished runs (replacing an entry of the same run); returns counts added/unchanged/replaced.
     A run restored from the entry the archive still holds for it is that entry: unchanged, not
@@ -225,11 +234,7 @@ def add(archive, run_dirs, progress=print) -> dict:
         if old and old["run_key"] == row["run_key"] and old["sha256"] == row["sha256"]:
             counts["unchanged"] += 1
             continue
-        dest = entry_path(archive, *key)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        tmp.write_bytes(blob)
-        os.replace(tmp, dest)
+        _write_entry(archive, key, blob)
         rows[key] = row
         _write_manifest(archive, rows)      # after each run: an interruption loses at most the run in hand
         counts["replaced" if old else "added"] += 1
@@ -262,11 +267,7 @@ def move(src, dst, keys, progress=print) -> int:
         blobs[key] = blob
     dst.mkdir(parents=True, exist_ok=True)
     for key, blob in blobs.items():
-        dest = entry_path(dst, *key)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        tmp.write_bytes(blob)
-        os.replace(tmp, dest)
+        _write_entry(dst, key, blob)
         out[key] = rows[key]
     _write_manifest(dst, out)
     for key in blobs:
