@@ -61,7 +61,7 @@ def archived_and_restored(run_dir, tmp_path) -> pathlib.Path:
     arch = tmp_path / "archive"
     archive.add(arch, [run_dir], progress=lambda *_: None)
     (row,) = archive.read_manifest(arch).values()
-    assert row["resolution"] == archive.RESOLUTION and row["resolution"].startswith("r2: ")
+    assert row["resolution"] == archive.RESOLUTION and row["resolution"].startswith("r3: ")
     return archive.restore(arch, row, tmp_path / "restored" / "rep1")
 
 
@@ -72,7 +72,7 @@ def test_restored_files_are_the_originals_without_the_dropped_columns(run_dir, t
     for name in names:
         original = (run_dir / "tidy" / name).read_bytes().decode()
         header = original.splitlines()[0].split(",")
-        dropped = [c for c in archive.DROPPED.get(name, ()) if c in header]
+        dropped = [c for c in archive.dropped_columns(run_dir.parts[-3]).get(name, ()) if c in header]
         assert (out / "tidy" / name).read_bytes().decode() == columnar.without_columns(original, dropped)
     goodput = archive.compact(run_dir)["tidy/goodput.col"].decode()
     assert "\nR6 bytes interval_s\n" in goodput                 # goodput_mbps rate-coded
@@ -166,3 +166,165 @@ def test_entries_of_the_earlier_policy_are_of_experiments_that_do_not_read_what_
         for columns in archive.R1_ALSO_DROPPED.values():
             for col in columns:
                 assert not any(re.search(rf"\b{col}\b", t) for t in texts), (name, col)
+
+
+# The values every claim of Utsumi & Hasegawa's names (its metric call, window and args, as
+# claims.R evaluates it on one run) and the metrics their figure scripts call besides, on one
+# run, with the columns named on the command line poisoned (each replaced by other values).
+UTSUMI_VALUES = r"""
+source("analysis/lib/load.R", chdir = TRUE)
+args <- commandArgs(TRUE)
+run <- read_run(args[1])
+for (col in args[-1]) for (tab in c("tcp", "queue")) if (col %in% names(run[[tab]]))
+  run[[tab]][[col]] <- rev(run[[tab]][[col]]) * 1.5 + 1
+claims <- read_claims("claims/utsumi2022.csv")
+vals <- list()
+for (i in seq_len(nrow(claims))) {
+  cl <- claims[i, ]
+  vals[[cl$id]] <- tryCatch(run_value(claim_call(cl), run, cl$window, 10),
+                            error = function(e) paste("error:", conditionMessage(e)))
+}
+figs <- list(sending_1 = quote(cubic_sending_mbps(run, 1)), sending_2 = quote(cubic_sending_mbps(run, 2)),
+             model_1 = quote(cubic_model_mbps(run, 1)), model_2 = quote(cubic_model_mbps(run, 2)),
+             fca_1 = quote(fca_estimate_mbps(run, 1)), share = quote(ss_share_pct(run, 1)),
+             jain = quote(ss_jain(run)), total = quote(ss_total_mbps(run)), rtt = quote(ss_rtt_ms(run, 1)))
+for (n in names(figs)) vals[[n]] <- tryCatch(as.numeric(eval(figs[[n]])),
+                                             error = function(e) paste("error:", conditionMessage(e)))
+cat(jsonlite::toJSON(vals, digits = NA, auto_unbox = TRUE, na = "string"))
+"""
+
+
+def utsumi_values(run_dir, poisoned=()) -> dict:
+    res = subprocess.run(["Rscript", "-e", UTSUMI_VALUES, str(run_dir), *poisoned], cwd=REPO,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return json.loads(res.stdout)
+
+
+def test_the_columns_dropped_of_utsumi_runs_are_named_by_no_analysis_of_theirs():
+    """r3 leaves out of Utsumi & Hasegawa's runs (archive.EXPERIMENT_DROPPED) columns that other
+    papers read: none of their figure scripts, their metrics, the transfer-length evidence or their
+    claims (metric args) names one, and the resolution names them."""
+    import re
+    extra = archive.EXPERIMENT_DROPPED["utsumi2022_"]
+    paths = [*(REPO / "analysis" / "figures" / "utsumi2022").glob("*.R"),
+             REPO / "analysis" / "lib" / "metrics_utsumi2022.R", REPO / "analysis" / "lib" / "transfer_length.R",
+             *(REPO / "analysis").glob("transfer_length*.R"), REPO / "claims" / "utsumi2022.csv"]
+    named = {(col, str(p.relative_to(REPO))) for p in paths for cols in extra.values() for col in cols
+             if re.search(rf"\b{col}\b", p.read_text())}
+    assert not named
+    assert all(col in archive.RESOLUTION.split("of utsumi2022_* also")[1] for cols in extra.values() for col in cols)
+    assert archive.dropped_columns("utsumi2022_fig04")["tcp.csv"] == archive.DROPPED["tcp.csv"] + extra["tcp.csv"]
+    assert archive.dropped_columns("ma2019_fig01") == archive.DROPPED
+
+
+def bbr_cubic_run(tmp_path) -> pathlib.Path:
+    """A real BBR-against-CUBIC run with loss episodes (Tang et al.'s Fig. 5, 10 Mbit/s, 100 ms,
+    187.5-kB buffer, 100 s), restored from a one-entry archive of the r2 policy, which kept every
+    column that r3 drops of Utsumi & Hasegawa's runs (tests/fixtures/archive_bbr_cubic)."""
+    arch = REPO / "tests" / "fixtures" / "archive_bbr_cubic"
+    (row,) = archive.read_manifest(arch).values()
+    assert archive.policy(row) == "r2"
+    return archive.restore(arch, row, tmp_path / "bbr_cubic" / "rep1")
+
+
+@needs_r
+def test_no_value_of_utsumis_claims_or_figures_reads_the_columns_dropped_of_their_runs(tmp_path):
+    """Poisoning the columns r3 drops of Utsumi & Hasegawa's runs changes no value that their claims
+    and figures compute on a real BBR-against-CUBIC run (the CUBIC model's inputs included);
+    poisoning columns they read (rtt_ms, retrans_total) does."""
+    run = bbr_cubic_run(tmp_path)
+    extra = [c for cols in archive.EXPERIMENT_DROPPED["utsumi2022_"].values() for c in cols]
+    header = (run / "tidy" / "tcp.csv").read_text().splitlines()[0].split(",") + \
+        (run / "tidy" / "queue.csv").read_text().splitlines()[0].split(",")
+    assert len(set(extra) & set(header)) >= 6               # the run has the columns poisoned (not bytes_acked)
+    clean = utsumi_values(run)
+    numbers = {k for k, v in clean.items() if isinstance(v, (int, float))}
+    assert len(numbers) >= 40 and {"utsumi2022-fig04-accurate", "utsumi2022-sec5-gamma-cubic",
+                                   "model_1", "sending_2"} <= numbers, clean   # it measures something
+    assert utsumi_values(run, extra) == clean
+    changed = {k for k, v in utsumi_values(run, extra + ["rtt_ms"]).items() if v != clean[k]}
+    assert {"rtt", "utsumi2022-fig14-fca-rtt"} <= changed
+    changed = {k for k, v in utsumi_values(run, extra + ["retrans_total"]).items() if v != clean[k]}
+    assert {"utsumi2022-fig04-accurate", "sending_1", "model_1"} <= changed
+
+
+def _as_r2(monkeypatch):
+    """The archive module set to the r2 policy (what r2 dropped), to write an r2 entry."""
+    monkeypatch.setattr(archive, "RESOLUTION", "r2: as before")
+    monkeypatch.setattr(archive, "DROPPED", {"tcp.csv": archive.DROPPED["tcp.csv"][:-1],
+                                             "queue.csv": archive.DROPPED["queue.csv"]})
+    monkeypatch.setattr(archive, "EXPERIMENT_DROPPED", {})
+
+
+def utsumi_run(run_dir, tmp_path) -> pathlib.Path:
+    """The captured run as a run of Utsumi & Hasegawa's Fig. 4 (experiment renamed)."""
+    dest = tmp_path / "uruns" / "utsumi2022_fig04" / "buffer_bdp=128" / "rep1"
+    shutil.copytree(run_dir, dest)
+    meta = json.loads((dest / "run.json").read_text())
+    meta.update(experiment="utsumi2022_fig04", point="buffer_bdp=128", repetition=1)
+    (dest / "run.json").write_text(json.dumps(meta, indent=1))
+    return dest
+
+
+def test_repack_brings_an_r2_entry_to_r3_with_the_same_values_and_keys(run_dir, tmp_path, monkeypatch):
+    src = utsumi_run(run_dir, tmp_path)
+    arch = tmp_path / "archive"
+    with monkeypatch.context() as m:
+        _as_r2(m)
+        archive.add(arch, [src, run_dir], progress=lambda *_: None)
+        before = archive.read_manifest(arch)
+        old = {k: archive.restore(arch, row, tmp_path / "old" / k[0]) for k, row in before.items()}
+    assert {archive.policy(r) for r in before.values()} == {"r2"}
+    assert "inflight_pkts" in (old[("utsumi2022_fig04", "buffer_bdp=128", 1)] / "tidy" / "tcp.csv").read_text()
+    counts = archive.repack(arch, progress=lambda *_: None)
+    assert counts == {"repacked": 2, "unchanged": 0, "kept": 0}
+    after = archive.read_manifest(arch)
+    for key, row in after.items():
+        assert archive.policy(row) == "r3" and row["resolution"] == archive.RESOLUTION
+        same = {c: v for c, v in row.items() if c not in ("resolution", "bytes", "sha256")}
+        assert same == {c: v for c, v in before[key].items() if c not in ("resolution", "bytes", "sha256")}
+        new = archive.restore(arch, row, tmp_path / "new" / key[0])
+        for csv_path in sorted((old[key] / "tidy").glob("*.csv")):
+            text = csv_path.read_text()
+            drop = [c for c in archive.dropped_columns(key[0]).get(csv_path.name, ())
+                    if c in text.splitlines()[0].split(",")]
+            assert (new / "tidy" / csv_path.name).read_text() == columnar.without_columns(text, drop)
+    utsumi = ("utsumi2022_fig04", "buffer_bdp=128", 1)
+    assert int(after[utsumi]["bytes"]) < int(before[utsumi]["bytes"])
+    assert "inflight_pkts" not in (tmp_path / "new" / utsumi[0] / "tidy" / "tcp.csv").read_text()
+    assert archive.repack(arch, progress=lambda *_: None) == {"repacked": 0, "unchanged": 2, "kept": 0}
+
+
+def test_repack_leaves_entries_of_a_policy_that_lacks_kept_columns_and_refuses_a_lossy_pack(
+        run_dir, tmp_path, monkeypatch):
+    arch = tmp_path / "archive"
+    with monkeypatch.context() as m:
+        _as_r2(m)
+        m.setattr(archive, "RESOLUTION", "r1: as before")
+        archive.add(arch, [run_dir], progress=lambda *_: None)
+    assert archive.repack(arch, progress=lambda *_: None) == {"repacked": 0, "unchanged": 0, "kept": 1}
+    arch2 = tmp_path / "archive2"
+    with monkeypatch.context() as m:
+        _as_r2(m)
+        archive.add(arch2, [run_dir], progress=lambda *_: None)
+    before = (arch2 / archive.MANIFEST).read_bytes()
+    real = archive.dropped_columns
+    monkeypatch.setattr(archive, "compact", lambda d, _c=archive.compact: _lossy(_c(d)))
+    with pytest.raises(archive.ArchiveError, match="not the archived one"):
+        archive.repack(arch2, progress=lambda *_: None)
+    assert (arch2 / archive.MANIFEST).read_bytes() == before            # nothing replaced
+    assert real is archive.dropped_columns
+
+
+def _lossy(members: dict) -> dict:
+    """compact()'s members with tcp.csv's rtt_ms rounded to 1 ms (a coarser pack than the policy)."""
+    name = "tidy/tcp.col"
+    text = columnar.decode(members[name].decode())
+    lines = text.split("\r\n") if "\r\n" in text else text.split("\n")
+    eol = "\r\n" if "\r\n" in text else "\n"
+    col = lines[0].split(",").index("rtt_ms")
+    rows = [r.split(",") for r in lines[1:-1]]
+    for r in rows:
+        r[col] = repr(round(float(r[col]))) if r[col] else ""
+    return dict(members, **{name: columnar.encode(eol.join([lines[0]] + [",".join(r) for r in rows] + [""])).encode()})

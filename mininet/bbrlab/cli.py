@@ -96,6 +96,10 @@ def main(argv=None) -> int:
     p_arc_mv.add_argument("archive_dir", help="the archive holding them, e.g. data/paper")
     p_arc_mv.add_argument("entries", nargs="+", help="EXPERIMENT/POINT/repK")
     p_arc_mv.add_argument("--to", required=True, help="the archive directory, e.g. data/paper-controls")
+    p_arc_rp = arc.add_parser("repack", help="bring entries of an earlier resolution policy to the present one")
+    p_arc_rp.add_argument("archive_dir", help="e.g. data/paper")
+    p_arc_rp.add_argument("--experiment", action="append", default=[],
+                          help="only this experiment's entries (repeatable; default: every entry)")
     p_arc_st = arc.add_parser("status", help="per run of the specs: fresh, stale or missing in the archive")
     p_arc_st.add_argument("archive_dir")
     p_arc_st.add_argument("specs", nargs="+")
@@ -163,6 +167,10 @@ def main(argv=None) -> int:
                         raise archive.ArchiveError(f"{entry}: an entry is EXPERIMENT/POINT/repK")
                     keys.append((parts[0], parts[1], int(parts[2][3:])))
                 print(f"archive: {archive.move(args.archive_dir, args.to, keys)} moved to {args.to}")
+            elif args.archive_command == "repack":
+                counts = archive.repack(args.archive_dir, experiments=set(args.experiment))
+                print(f"archive {args.archive_dir}: {counts['repacked']} repacked, {counts['unchanged']} at the "
+                      f"present policy, {counts['kept']} of a policy that lacks kept columns (left as they are)")
             else:
                 counts = {"fresh": 0, "stale": 0, "missing": 0}
                 for path in args.specs:

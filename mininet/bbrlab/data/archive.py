@@ -48,11 +48,20 @@ What is kept of a run (resolution policy RESOLUTION, named in the manifest's
   restores without them (the R readers take the columns they name, so they read
   it unchanged). Adding a column to an analysis means removing it from DROPPED
   and a new policy version (the archived runs then lack it: rerun them).
+- Dropped for one paper's experiments only (EXPERIMENT_DROPPED): columns other
+  papers read but no analysis of that paper's runs does (its figure scripts, the
+  metrics its claims and figures call, the transfer-length evidence). An analysis
+  of that paper that starts reading one means the same as above.
+- repack() brings entries of an earlier policy that kept everything the present
+  one keeps to the present one, checking that each file is the old one without the
+  newly dropped columns (`bbrlab archive repack`).
 - A file the codec cannot keep exactly (quoted cells, ragged rows: not the tidy
   writers' output) is stored as it is, with all its columns.
 
 Evidence that this policy changes no claim or figure, and its size per
-experiment-second: bench/results/archive-resolution-2026-11-26.md. Tarballs
+experiment-second: bench/results/archive-resolution-2026-11-26.md (r2), and
+bench/results/long-run-resolution-2026-11-26.md (the columns r3 drops of Utsumi
+& Hasegawa's runs: every claim and transfer-length value identical). Tarballs
 written before it (resolution "full": tidy/*.csv members) still restore.
 """
 import csv
@@ -72,18 +81,35 @@ MANIFEST = "manifest.csv"
 MANIFEST_COLUMNS = ["experiment", "point", "repetition", "seed", "run_key", "modules_key", "profile", "status", "valid",
                     "failed_checks", "git_revision", "host", "wall_s", "host_cpu_s", "experiment_s",
                     "resolution", "archived_at", "bytes", "sha256"]
-RESOLUTION = ("r2: tidy CSVs column-major, delta- and rate-coded, every kept value exact, no rows thinned; "
+RESOLUTION = ("r3: tidy CSVs column-major, delta- and rate-coded, every kept value exact, no rows thinned; "
               "dropped tcp.csv rttvar_ms min_rtt_ms pacing_rate_mbps bbr_bw_mbps bbr_cwnd_gain "
-              "variant_flag, queue.csv backlog_bytes sent_pkts drops")
-# r1 (2026-11-26, the first paper-profile batches) dropped tcp.csv's bytes_acked as well; the
-# successors part's shallow-buffer figure reads it since, and r1 entries are of experiments
-# that do not (tests/test_archive_resolution.py checks both).
+              "variant_flag bbr_inflight_hi_pkts, queue.csv backlog_bytes sent_pkts drops; "
+              "of utsumi2022_* also tcp.csv inflight_pkts delivery_rate_mbps bytes_acked bbr_min_rtt_ms "
+              "bbr_pacing_gain, queue.csv backlog_pkts qdelay_ms")
+# The policies before it, as the manifest's resolution column names them: r2 (2026-11-26) kept
+# tcp.csv's bbr_inflight_hi_pkts and every column of Utsumi & Hasegawa's runs that r3 drops for
+# them; r1 (the first paper-profile batches) dropped tcp.csv's bytes_acked as well, which the
+# successors part's shallow-buffer figure reads since, and r1 entries are of experiments that do
+# not (tests/test_archive_resolution.py checks both). repack() brings r2 entries to r3.
 R1_ALSO_DROPPED = {"tcp.csv": ("bytes_acked",)}
+REPACKABLE = ("r2", "r3")
 # Columns of the tidy files that no analysis code reads, left out of the archive (see the
 # module doc; RESOLUTION names them, and must change with them).
 DROPPED = {
-    "tcp.csv": ("rttvar_ms", "min_rtt_ms", "pacing_rate_mbps", "bbr_bw_mbps", "bbr_cwnd_gain", "variant_flag"),
+    "tcp.csv": ("rttvar_ms", "min_rtt_ms", "pacing_rate_mbps", "bbr_bw_mbps", "bbr_cwnd_gain", "variant_flag",
+                "bbr_inflight_hi_pkts"),
     "queue.csv": ("backlog_bytes", "sent_pkts", "drops"),
+}
+# Columns that other papers' analyses read but no analysis of one paper's experiments does (its
+# figure scripts, the metrics its claims and figures call, the transfer-length evidence), left
+# out of that paper's runs only; keyed by the experiments' name prefix. Utsumi & Hasegawa's 6000-s
+# transfers are the archive's longest runs: dropping these halves them (bench/results/
+# long-run-resolution-2026-11-26.md, candidate L: every claim and transfer-length value identical).
+EXPERIMENT_DROPPED = {
+    "utsumi2022_": {
+        "tcp.csv": ("inflight_pkts", "delivery_rate_mbps", "bytes_acked", "bbr_min_rtt_ms", "bbr_pacing_gain"),
+        "queue.csv": ("backlog_pkts", "qdelay_ms"),
+    },
 }
 # Rate columns coded against the byte and seconds columns they are computed from (exact).
 RATES = {"goodput.csv": {"goodput_mbps": ("bytes", "interval_s")}}
@@ -132,19 +158,33 @@ def _members(run_dir: pathlib.Path) -> list:
     return out
 
 
+def dropped_columns(experiment: str) -> dict:
+    """{tidy file name: columns} that RESOLUTION leaves out of a run of this experiment:
+    DROPPED, and EXPERIMENT_DROPPED for the experiment's paper."""
+    out = {name: list(cols) for name, cols in DROPPED.items()}
+    for prefix, extra in EXPERIMENT_DROPPED.items():
+        if experiment.startswith(prefix):
+            for name, cols in extra.items():
+                out.setdefault(name, []).extend(c for c in cols if c not in out.get(name, []))
+    return {name: tuple(cols) for name, cols in out.items()}
+
+
 def compact(run_dir) -> dict:
     """{archive member name: bytes} of what RESOLUTION keeps of a run (module doc):
     run.json as it is, each tidy/<name>.csv as tidy/<name>.col (columnar encoding
-    without the DROPPED columns), or as tidy/<name>.csv when the codec cannot keep it."""
+    without the columns dropped_columns() names for the run's experiment), or as
+    tidy/<name>.csv when the codec cannot keep it."""
     out = {}
-    for name, path in _members(pathlib.Path(run_dir)):
+    run_dir = pathlib.Path(run_dir)
+    dropped = dropped_columns(json.loads((run_dir / "run.json").read_text()).get("experiment") or "")
+    for name, path in _members(run_dir):
         data = path.read_bytes()
         if name.startswith("tidy/"):
             base = name[len("tidy/"):]
             text = data.decode()
             try:
                 present = set(text.splitlines()[0].split(",")) if text else set()
-                drop = [c for c in DROPPED.get(base, ()) if c in present]
+                drop = [c for c in dropped.get(base, ()) if c in present]
                 out[f"tidy/{base[:-len('.csv')]}{ENCODED}"] = columnar.encode(text, drop, RATES.get(base)).encode()
                 continue
             except columnar.ColumnarError:
@@ -299,20 +339,22 @@ def lookup_job(archive, job: dict):
     return lookup(archive, job["name"], job["point"], job["repetition"], runkey.run_key(job), runkey.modules_key(job))
 
 
-def restore(archive, row: dict, dest) -> pathlib.Path:
-    """Unpack an archived run into directory `dest` (replacing it), after checking its checksum:
-    run.json and plain tidy/*.csv (encoded members decoded, so R reads them unchanged)."""
+def _unpack(archive, row: dict, dest: pathlib.Path) -> None:
+    """An entry's members into the new directory `dest` as archived (run.json unchanged), after
+    checking the tarball's checksum; encoded tidy members decoded to their CSVs."""
     src = entry_path(archive, row["experiment"], row["point"], row["repetition"])
     if not src.is_file():
         raise ArchiveError(f"{src}: listed in {pathlib.Path(archive) / MANIFEST} but missing")
     blob = src.read_bytes()
     if hashlib.sha256(blob).hexdigest() != row["sha256"]:
         raise ArchiveError(f"{src}: checksum differs from the manifest's (corrupt or replaced by hand)")
-    dest = pathlib.Path(dest)
-    tmp = dest.with_name(f".{dest.name}.restore")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    _extract(blob, dest, src)
+
+
+def _extract(blob: bytes, dest: pathlib.Path, src) -> None:
+    """A tarball's members (run.json, tidy/*) into the new directory `dest`, encoded tidy members
+    decoded to their CSVs; ArchiveError (naming `src`) for any other member."""
+    dest.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r:xz") as tar:
         for member in tar.getmembers():
             name = pathlib.PurePosixPath(member.name)
@@ -322,9 +364,19 @@ def restore(archive, row: dict, dest) -> pathlib.Path:
             data = tar.extractfile(member).read()
             if name.suffix == ENCODED and name.parent.name == "tidy":
                 name, data = name.with_suffix(".csv"), columnar.decode(data.decode()).encode()
-            out = tmp / name
+            out = dest / name
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(data)
+
+
+def restore(archive, row: dict, dest) -> pathlib.Path:
+    """Unpack an archived run into directory `dest` (replacing it), after checking its checksum:
+    run.json and plain tidy/*.csv (encoded members decoded, so R reads them unchanged)."""
+    dest = pathlib.Path(dest)
+    tmp = dest.with_name(f".{dest.name}.restore")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    _unpack(archive, row, tmp)
     meta = json.loads((tmp / "run.json").read_text())
     meta["restored_from_archive"] = {"archive": str(archive), "sha256": row["sha256"]}
     (tmp / "run.json").write_text(json.dumps(meta, indent=1, default=str))
@@ -332,3 +384,57 @@ def restore(archive, row: dict, dest) -> pathlib.Path:
         shutil.rmtree(dest)
     os.replace(tmp, dest)
     return dest
+
+
+def policy(row: dict) -> str:
+    """The resolution policy an entry was packed under ("r1", "r2", "r3", "full")."""
+    return row["resolution"].split(":")[0] or "full"
+
+
+def repack(archive, experiments=None, progress=print) -> dict:
+    """Bring the entries of an archive (those of `experiments` only, when given) to the present
+    RESOLUTION: each entry packed under an earlier policy that kept every column the present one
+    keeps (REPACKABLE) is unpacked and packed again; its row keeps its keys, timings, fidelity and
+    date, with the new resolution, size and checksum. Checked before it replaces anything: every
+    tidy file of the new tarball is the old one without the columns the present policy drops
+    (ArchiveError otherwise). Entries of other policies (r1, "full": they lack columns the present
+    one keeps) are left as they are. Atomic per entry, as add(). Returns counts
+    repacked/unchanged/kept."""
+    import tempfile
+    archive = pathlib.Path(archive)
+    rows = read_manifest(archive)
+    tag = policy({"resolution": RESOLUTION})
+    counts = {"repacked": 0, "unchanged": 0, "kept": 0}
+    for key in sorted(rows):
+        row = rows[key]
+        if experiments and key[0] not in experiments:
+            continue
+        if policy(row) == tag:
+            counts["unchanged"] += 1
+            continue
+        if policy(row) not in REPACKABLE:
+            counts["kept"] += 1
+            continue
+        with tempfile.TemporaryDirectory(prefix=".repack-", dir=archive) as tmp:
+            old, new = pathlib.Path(tmp) / "old", pathlib.Path(tmp) / "new"
+            _unpack(archive, row, old)
+            blob = pack(old)
+            _extract(blob, new, entry_path(archive, *key))
+            dropped = dropped_columns(key[0])
+            for csv_path in sorted((old / "tidy").glob("*.csv")):
+                text = csv_path.read_bytes().decode()
+                header = text.splitlines()[0].split(",") if text else []
+                want = columnar.without_columns(text, [c for c in dropped.get(csv_path.name, ()) if c in header])
+                got = (new / "tidy" / csv_path.name).read_bytes().decode()
+                if got != want:
+                    raise ArchiveError(f"{entry_path(archive, *key)}: repacked {csv_path.name} is not the "
+                                       "archived one without the dropped columns")
+            if (new / "run.json").read_bytes() != (old / "run.json").read_bytes():
+                raise ArchiveError(f"{entry_path(archive, *key)}: repacked run.json differs")
+        _write_entry(archive, key, blob)
+        rows[key] = dict(row, resolution=RESOLUTION, bytes=len(blob), sha256=hashlib.sha256(blob).hexdigest())
+        _write_manifest(archive, rows)
+        counts["repacked"] += 1
+        progress(f"archive: repacked {key[0]}/{key[1]}/rep{key[2]} ({int(row['bytes']) / 1024:.0f} -> "
+                 f"{len(blob) / 1024:.0f} KiB)")
+    return counts
