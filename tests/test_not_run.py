@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from bbrlab.data import archive
-from bbrlab.experiment import experiments, repetitions, runkey, variants
+from bbrlab.experiment import experiments, repetitions
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 REASONS = REPO / "config" / "paper_not_run.csv"
@@ -19,19 +19,9 @@ def _held_whole() -> dict:
     """{experiment: whether data/paper holds every paper-profile run of it with this checkout's keys}."""
     rows = archive.read_manifest(REPO / "data" / "paper")
     modules = {}
-    out = {}
-    for e in experiments.of_profile(experiments.load(REPO)[0], "paper"):
-        whole = True
-        for job in repetitions.runs(REPO / e.spec, profile="paper"):
-            row = rows.get((job["name"], job["point"], int(job["repetition"])))
-            names = tuple(variants.used_by([job]))
-            if names not in modules:
-                modules[names] = runkey.modules_key(job)
-            if row is None or not archive.current(row, runkey.run_key(job), modules[names]):
-                whole = False
-                break
-        out[e.name] = whole
-    return out
+    return {e.name: all(archive.held_row(rows, job, modules) is not None
+                        for job in repetitions.runs(REPO / e.spec, profile="paper"))
+            for e in experiments.of_profile(experiments.load(REPO)[0], "paper")}
 
 
 def test_every_experiment_not_held_whole_has_a_reason_and_no_other_does():

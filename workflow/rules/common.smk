@@ -51,13 +51,7 @@ _MODULE_KEYS = {}
 def archived(job, rows=None):
     """The archive's row for this run when it holds it with this checkout's keys, else None
     (rows: another archive's manifest rows; default the profile's archive)."""
-    row = (_ARCHIVE_ROWS if rows is None else rows).get((job["name"], job["point"], int(job["repetition"])))
-    if row is None:
-        return None
-    names = tuple(bbrvariants.used_by([job]))       # one module key per set of variants
-    if names not in _MODULE_KEYS:
-        _MODULE_KEYS[names] = bbrrunkey.modules_key(job)
-    return row if bbrarchive.current(row, bbrrunkey.run_key(job), _MODULE_KEYS[names]) else None
+    return bbrarchive.held_row(_ARCHIVE_ROWS if rows is None else rows, job, _MODULE_KEYS)
 
 
 class PlanError(ValueError):

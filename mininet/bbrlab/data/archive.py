@@ -333,6 +333,20 @@ def current(row: dict, run_key: str, modules_key: str = "") -> bool:
     return row["run_key"] == run_key and row["modules_key"] == (modules_key or "")
 
 
+def held_row(rows: dict, job: dict, module_keys: dict):
+    """The row of manifest `rows` holding a resolved run with this checkout's keys, else None (not
+    held, or stale). `module_keys` caches modules_key per set of variant modules the run loads
+    (hashing their sources is the costly part of a lookup); pass the same dict for many runs."""
+    from ..experiment import runkey, variants
+    row = rows.get((job["name"], job["point"], int(job["repetition"])))
+    if row is None:
+        return None
+    names = tuple(variants.used_by([job]))
+    if names not in module_keys:
+        module_keys[names] = runkey.modules_key(job)
+    return row if current(row, runkey.run_key(job), module_keys[names]) else None
+
+
 def lookup_job(archive, job: dict):
     """lookup() for a resolved run spec, with its keys computed from this checkout."""
     from ..experiment import runkey
