@@ -61,7 +61,9 @@ What is kept of a run (resolution policy RESOLUTION, named in the manifest's
 Evidence that this policy changes no claim or figure, and its size per
 experiment-second: bench/results/archive-resolution-2026-11-26.md (r2), and
 bench/results/long-run-resolution-2026-11-26.md (the columns r3 drops of Utsumi
-& Hasegawa's runs: every claim and transfer-length value identical). Tarballs
+& Hasegawa's runs: every claim and transfer-length value identical; their 32 entries
+repacked from r2, claims, figures and transfer-length tables byte-identical:
+bench/results/repack-identity-2026-11-26.md). Tarballs
 written before it (resolution "full": tidy/*.csv members) still restore.
 """
 import csv
