@@ -34,7 +34,7 @@ from bench_io import write_text_atomic
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
-from bbrlab.data import archive, columnar  # noqa: E402
+from bbrlab.data import archive  # noqa: E402
 from bbrlab.experiment import controls  # noqa: E402
 
 TREES = {"paper": "paper", "controls": "paper-controls"}
@@ -66,12 +66,8 @@ def tidy_differences(before: dict, after: dict) -> list:
         if sorted(p.name for p in old.glob("*.csv")) != sorted(p.name for p in new.glob("*.csv")):
             bad.append(f"{'/'.join(map(str, key))}: other tidy files")
             continue
-        drop = archive.dropped_columns(key[1])
         for path in sorted(old.glob("*.csv")):
-            text = path.read_text()
-            header = text.splitlines()[0].split(",") if text else []
-            want = columnar.without_columns(text, [c for c in drop.get(path.name, ()) if c in header])
-            if (new / path.name).read_text() != want:
+            if (new / path.name).read_text() != archive.kept(path.read_text(), path.name, key[1]):
                 bad.append(f"{'/'.join(map(str, key))}: {path.name}")
     return bad
 

@@ -171,6 +171,13 @@ def dropped_columns(experiment: str) -> dict:
     return {name: tuple(cols) for name, cols in out.items()}
 
 
+def kept(text: str, file_name: str, experiment: str) -> str:
+    """A tidy CSV's text as the present policy keeps it for a run of `experiment`: without the
+    columns dropped_columns() names (those it has), every other byte as it is."""
+    header = text.splitlines()[0].split(",") if text else []
+    return columnar.without_columns(text, [c for c in dropped_columns(experiment).get(file_name, ()) if c in header])
+
+
 def compact(run_dir) -> dict:
     """{archive member name: bytes} of what RESOLUTION keeps of a run (module doc):
     run.json as it is, each tidy/<name>.csv as tidy/<name>.col (columnar encoding
@@ -436,13 +443,9 @@ def repack(archive, experiments=None, progress=print) -> dict:
             _unpack(archive, row, old)
             blob = pack(old)
             _extract(blob, new, entry_path(archive, *key))
-            dropped = dropped_columns(key[0])
             for csv_path in sorted((old / "tidy").glob("*.csv")):
-                text = csv_path.read_bytes().decode()
-                header = text.splitlines()[0].split(",") if text else []
-                want = columnar.without_columns(text, [c for c in dropped.get(csv_path.name, ()) if c in header])
-                got = (new / "tidy" / csv_path.name).read_bytes().decode()
-                if got != want:
+                want = kept(csv_path.read_bytes().decode(), csv_path.name, key[0])
+                if (new / "tidy" / csv_path.name).read_bytes().decode() != want:
                     raise ArchiveError(f"{entry_path(archive, *key)}: repacked {csv_path.name} is not the "
                                        "archived one without the dropped columns")
             if (new / "run.json").read_bytes() != (old / "run.json").read_bytes():
