@@ -60,6 +60,57 @@ def test_a_restored_run_added_again_is_unchanged(run_dir, tmp_path):
     assert archive.add(arch, [out], progress=lambda *_: None)["replaced"] == 1
 
 
+def _restored_copy(run_dir, tmp_path, **marker):
+    """A run restored from a one-entry archive, its restore marker then set to `marker`."""
+    src = tmp_path / "src"
+    archive.add(src, [run_dir], progress=lambda *_: None)
+    meta = _meta(run_dir)
+    row = archive.lookup(src, meta["experiment"], meta["point"], meta["repetition"], "k" * 16)[1]
+    out = archive.restore(src, row, tmp_path / "restored" / meta["experiment"] / meta["point"] / "rep1")
+    restored = _meta(out)
+    assert restored["restored_from_archive"] == {"archive": str(src), "sha256": row["sha256"],
+                                                 "resolution": archive.policy(row)}
+    restored["restored_from_archive"] = dict(restored["restored_from_archive"], **marker)
+    (out / "run.json").write_text(json.dumps(restored))
+    return src, out
+
+
+@pytest.mark.parametrize("marker", [{"resolution": "r1"}, {"resolution": "full"},
+                                    {"resolution": None, "sha256": "0" * 64}])
+def test_a_copy_restored_from_an_entry_of_another_policy_is_refused(run_dir, tmp_path, marker):
+    """A copy of an r1 entry lacks bytes_acked, which the present policy keeps: packed again it would
+    be labelled with the present policy. add() refuses it, naming the run and the policy (unknown
+    when the entry it came from is no longer held), before it writes anything, even for the runs
+    given before it."""
+    _, out = _restored_copy(run_dir, tmp_path, **marker)
+    other = tmp_path / "other"
+    with pytest.raises(archive.ArchiveError, match=r"restored from an entry .*policy (r1|full|unknown)"):
+        archive.add(other, [run_dir, out], progress=lambda *_: None)
+    assert archive.read_manifest(other) == {} and not (other / "runs").exists()
+
+
+def test_a_copy_restored_from_a_repackable_entry_is_archived(run_dir, tmp_path):
+    """A copy of an r2 entry (the marker names it, or, for a marker from before markers named a
+    policy, the source manifest's row with its checksum does) is the present policy's run once packed
+    again: archived."""
+    src, out = _restored_copy(run_dir, tmp_path, resolution="r2")
+    assert archive.add(tmp_path / "a", [out], progress=lambda *_: None)["added"] == 1
+    restored = _meta(out)
+    del restored["restored_from_archive"]["resolution"]
+    (out / "run.json").write_text(json.dumps(restored))
+    rows = archive.read_manifest(src)
+    for key in rows:
+        rows[key]["resolution"] = "r2: an earlier policy"
+    archive._write_manifest(src, rows)
+    assert archive.add(tmp_path / "b", [out], progress=lambda *_: None)["added"] == 1
+    rows = archive.read_manifest(src)
+    for key in rows:
+        rows[key]["resolution"] = "r1: the first policy"
+    archive._write_manifest(src, rows)
+    with pytest.raises(archive.ArchiveError, match="policy r1"):
+        archive.add(tmp_path / "c", [out], progress=lambda *_: None)
+
+
 def test_changed_key_is_stale_and_missing_run_is_none(run_dir, tmp_path):
     arch = tmp_path / "a"
     archive.add(arch, [run_dir], progress=lambda *_: None)

@@ -254,28 +254,67 @@ def _write_entry(archive, key, blob: bytes) -> None:
     os.replace(tmp, dest)
 
 
+def _source_policy(source: dict):
+    """The policy of the entry a run was restored from (its run.json's restored_from_archive):
+    recorded there by restore(), else (runs restored before it recorded one) the policy of the row
+    with that checksum in the source archive's manifest; None when neither says."""
+    if source.get("resolution"):
+        return source["resolution"]
+    try:
+        rows = read_manifest(source.get("archive") or "")
+    except (OSError, ArchiveError, KeyError, ValueError):
+        return None
+    for row in rows.values():
+        if row["sha256"] == source.get("sha256"):
+            return policy(row)
+    return None
+
+
+def _to_archive(run_dir: pathlib.Path, rows: dict):
+    """(key, meta, held) of a run add() is given, held True when it was restored from the entry
+    `rows` holds for it; ArchiveError naming the run when it cannot be archived: not finished, no
+    run key, or a copy restored from another entry packed under a policy the present one cannot
+    re-pack (r1, "full", or unknown: its tidy files may lack columns RESOLUTION keeps, and packing
+    it again would label it with RESOLUTION all the same)."""
+    meta_path = run_dir / "run.json"
+    if not meta_path.is_file():
+        raise ArchiveError(f"{run_dir}: not a finished run (no run.json)")
+    meta = json.loads(meta_path.read_text())
+    if meta.get("status") != "ok":
+        raise ArchiveError(f"{run_dir}: status {meta.get('status')!r}: only finished runs are archived")
+    if not meta.get("run_key"):
+        raise ArchiveError(f"{run_dir}: run.json has no run_key (a run from before run keys): rerun it")
+    key = (meta["experiment"], meta["point"], int(meta["repetition"]))
+    old = rows.get(key)
+    source = meta.get("restored_from_archive")
+    if old and source and old["run_key"] == meta["run_key"] and old["sha256"] == source.get("sha256"):
+        return key, meta, True
+    if source:
+        was = _source_policy(source)
+        if was not in REPACKABLE:
+            raise ArchiveError(
+                f"{run_dir}: restored from an entry of {source.get('archive')} packed under policy "
+                f"{was or 'unknown (that entry is no longer held)'}, which lacks columns the present one "
+                f"keeps; packing it again would label it {policy({'resolution': RESOLUTION})}: move the "
+                "entry itself (bbrlab archive move) or rerun the run")
+    return key, meta, False
+
+
 def add(archive, run_dirs, progress=print) -> dict:
     """Archive finished runs (replacing an entry of the same run); returns counts added/unchanged/replaced.
     A run restored from the entry the archive still holds for it is that entry: unchanged, not
-    packed again (its run.json says where it was restored from, which would make another blob)."""
+    packed again (its run.json says where it was restored from, which would make another blob).
+    A copy restored from another entry is packed again only when that entry's policy is one the
+    present one re-packs without loss (REPACKABLE). Every run is checked before any is written
+    (ArchiveError naming the first that cannot be archived)."""
     archive = pathlib.Path(archive)
     archive.mkdir(parents=True, exist_ok=True)
     rows = read_manifest(archive)
     counts = {"added": 0, "replaced": 0, "unchanged": 0}
-    for run_dir in run_dirs:
-        run_dir = pathlib.Path(run_dir)
-        meta_path = run_dir / "run.json"
-        if not meta_path.is_file():
-            raise ArchiveError(f"{run_dir}: not a finished run (no run.json)")
-        meta = json.loads(meta_path.read_text())
-        if meta.get("status") != "ok":
-            raise ArchiveError(f"{run_dir}: status {meta.get('status')!r}: only finished runs are archived")
-        if not meta.get("run_key"):
-            raise ArchiveError(f"{run_dir}: run.json has no run_key (a run from before run keys): rerun it")
-        key = (meta["experiment"], meta["point"], int(meta["repetition"]))
+    checked = [(pathlib.Path(d), *_to_archive(pathlib.Path(d), rows)) for d in run_dirs]
+    for run_dir, key, meta, held in checked:
         old = rows.get(key)
-        if old and old["run_key"] == meta["run_key"] and \
-                old["sha256"] == (meta.get("restored_from_archive") or {}).get("sha256"):
+        if held:
             counts["unchanged"] += 1        # restored from the entry held: not packed (xz) again
             continue
         blob = pack(run_dir)
@@ -401,7 +440,7 @@ def restore(archive, row: dict, dest) -> pathlib.Path:
         shutil.rmtree(tmp)
     _unpack(archive, row, tmp)
     meta = json.loads((tmp / "run.json").read_text())
-    meta["restored_from_archive"] = {"archive": str(archive), "sha256": row["sha256"]}
+    meta["restored_from_archive"] = {"archive": str(archive), "sha256": row["sha256"], "resolution": policy(row)}
     (tmp / "run.json").write_text(json.dumps(meta, indent=1, default=str))
     if dest.exists():
         shutil.rmtree(dest)
