@@ -135,8 +135,13 @@ class Glue:
             fn.restype, fn.argtypes = res, args
         self.jiffies = ctypes.c_ulong.in_dll(dll, "jiffies")
         self.random = ctypes.c_uint32.in_dll(dll, "glue_random")
-        self.mode = {m: ctypes.c_uint32.in_dll(dll, f"glue_mode_{m}").value
-                     for m in ("startup", "drain", "probe_bw", "probe_rtt")}
+        self.mode = {}                  # BBR's modes; bbr2/bbr3: their states (ProbeBW's four phases)
+        for m in ("startup", "drain", "probe_bw", "probe_rtt", "probe_bw_down", "probe_bw_cruise",
+                  "probe_bw_refill", "probe_bw_up"):
+            try:
+                self.mode[m] = ctypes.c_uint32.in_dll(dll, f"glue_mode_{m}").value
+            except ValueError:
+                pass
         self.name = dll.glue_cc_name().decode()
 
     # fields
