@@ -254,16 +254,17 @@ def test_refill_lasts_a_round_then_up_at_gain_1_25(glue, variant):
     g.free(sk)
 
 
-@pytest.mark.parametrize("variant, inflight, down", [
-    ("bbr2", 128, True),    # a min_rtt elapsed and inflight > BBRInflight(max_bw, 1.25) = 125 + 2
-    ("bbr2", 127, False),
-    ("bbr3", 128, False),   # v3 leaves UP only when bandwidth stopped growing (next test)
+@pytest.mark.parametrize("variant, elapsed_us, inflight, down", [
+    ("bbr2", 11_000, 128, True),   # a min_rtt elapsed and inflight > BBRInflight(max_bw, 1.25) = 125 + 2
+    ("bbr2", 11_000, 127, False),
+    ("bbr2", 9_000, 128, False),   # not yet a min_rtt in the phase
+    ("bbr3", 11_000, 128, False),  # v3 leaves UP only when bandwidth stopped growing (next test)
 ])
-def test_up_exit_v2_after_a_min_rtt_above_1_25_bdp(glue, variant, inflight, down):
+def test_up_exit_v2_after_a_min_rtt_above_1_25_bdp(glue, variant, elapsed_us, inflight, down):
     """v2 draft BBRUpdateProbeBWCyclePhase(), ProbeBW_UP: DOWN once a min_rtt has elapsed in the phase
-    (11 ms here) and inflight exceeds BBRInflight(max_bw, 1.25); the v3 draft has no such exit."""
+    and inflight exceeds BBRInflight(max_bw, 1.25); the v3 draft has no such exit."""
     g = glue(variant)
-    sk = connection(g, variant, UP, inflight=inflight, cycle_stamp=NOW - 11_000)
+    sk = connection(g, variant, UP, inflight=inflight, cycle_stamp=NOW - elapsed_us)
     ack(g, sk)
     assert state(g, sk) == (DOWN if down else UP)
     g.free(sk)
@@ -332,3 +333,12 @@ def test_lower_bounds_cut_on_a_lossy_round_outside_probing(glue, variant, st):
         assert g.info(sk)["bw_lo"] & ~7 == pytest.approx(BW_PPS * MSS, rel=1e-3)
         assert g.get(sk, SOCK, "sk_pacing_rate") == pytest.approx(pacing_rate(1.25), rel=3e-3)
     g.free(sk)
+
+
+@pytest.mark.parametrize("mutation", list(vg.BBR2_MUTATIONS))
+def test_each_mutation_of_bbr2_main_names_one_place(mutation, tmp_path):
+    """bench/glue_mutations.py's wrong bbr2/bbr3 glues still name exactly one place of bbr2_main.h."""
+    variants = vg.REPO / "kernel" / "variants"
+    out = vg.mutate(variants, tmp_path / "v", mutation)
+    header = vg.BBR2_MUTATIONS[mutation][0]
+    assert (out / header).read_text() != (variants / header).read_text()
