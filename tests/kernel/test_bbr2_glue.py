@@ -83,6 +83,7 @@ def pacing_rate(gain, bw_pps=BW_PPS):
 
 
 def cwnd(g, sk):
+    """The connection's cwnd (tcp_sock's snd_cwnd), packets."""
     return g.get(sk, TCP, "snd_cwnd")
 
 

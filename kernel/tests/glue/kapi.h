@@ -5,7 +5,9 @@
  * kernel's do for the values the glue tests use (wrapping sequence
  * comparisons, do_div, tcp_packets_in_flight, the retransmit queue walked
  * from its newest segment). The math helpers come from kshim.h, shared with
- * the math harness. Every kernel header tcp_bbr.c and the patches include is
+ * the math harness. struct rate_sample ends with the fields the testbed's core
+ * patch appends (bbr2/bbr3 read them; the other variants see them as 0).
+ * Every kernel header tcp_bbr.c and the patches include is
  * a one-line file under include/ that includes this one; the kernel's own
  * include/linux/win_minmax.h and lib/win_minmax.c are compiled unchanged.
  */
