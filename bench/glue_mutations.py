@@ -1,14 +1,16 @@
-"""Do the glue tests catch a wrong glue? Seven mutations of the variants' kernel glue, one at a time.
+"""Do the glue tests catch a wrong glue? Mutations of the variants' kernel glue, one at a time.
 
 Usage: .venv/bin/python bench/glue_mutations.py [--out FILE]
 
 For each mutation of tests/kernel/variant_glue.py's MUTATIONS (issue 24's list: one added line of a
-variant's patch changed), then of its EXTRA_MUTATIONS (wrong glues for the further tests), copies kernel/variants to a temporary directory with that line changed and
-runs tests/kernel/test_variant_glue.py against it (GLUE_VARIANTS_DIR), then records which tests
-failed; first the same run on the unchanged patches, which must pass. Writes a Markdown table to
-FILE (default bench/results/glue-mutations-<today>.md). Host only (gcc, patch, the kernel source as
-the tests find it); about 15 s per run, 16 runs. Exit status 1 if the baseline fails, a run is skipped, or a
-mutation passes every test.
+variant's patch changed), then of its EXTRA_MUTATIONS (wrong glues for the further tests), then of its
+BBR2_MUTATIONS (one place of bbr2_main.h, the glue of bbr2 and bbr3, changed), copies kernel/variants to a
+temporary directory with that change and runs the glue tests (TESTS: tests/kernel/test_variant_glue.py
+and tests/kernel/test_bbr2_glue.py) against it (GLUE_VARIANTS_DIR), then records which tests failed;
+first the same run on the unchanged patches, which must pass. Writes a Markdown table to FILE (default
+bench/results/glue-mutations-<today>.md). Host only (gcc, patch, the kernel source as the tests find
+it); about 15 s per run, 32 runs. Exit status 1 if the baseline fails, a run is skipped, or a mutation
+passes every test.
 """
 import argparse
 import datetime
@@ -25,14 +27,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 import variant_glue as vg  # noqa: E402
 from bench_io import write_text_atomic  # noqa: E402
 
-TESTS = "tests/kernel/test_variant_glue.py"
+TESTS = ["tests/kernel/test_variant_glue.py", "tests/kernel/test_bbr2_glue.py"]
 
 
 def run_tests(variants: pathlib.Path, junit: pathlib.Path) -> dict:
     """Run the glue tests against the patches in `variants`; {"passed": n, "failed": [test ids],
     "skipped": [reasons]} from pytest's JUnit report."""
     env = dict(os.environ, GLUE_VARIANTS_DIR=str(variants))
-    subprocess.run([sys.executable, "-m", "pytest", TESTS, "-q", "-p", "no:cacheprovider",
+    subprocess.run([sys.executable, "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider",
                     "-k", "not each_mutation", f"--junitxml={junit}"], cwd=ROOT, env=env,
                    capture_output=True, text=True)
     if not junit.exists():
@@ -52,19 +54,24 @@ def report(results: dict) -> str:
     """The Markdown record: one row per run (baseline first)."""
     lines = [f"# Glue mutations ({datetime.date.today().isoformat()})", "",
              "`bench/glue_mutations.py`: each mutation changes one added line of a variant's patch "
-             "(tests/kernel/variant_glue.py MUTATIONS); `tests/kernel/test_variant_glue.py` then runs against "
-             "the mutated patches (the patched tcp_bbr.c compiled on the host against kernel/tests/glue/kapi.h). "
+             "(tests/kernel/variant_glue.py MUTATIONS), or one place of bbr2_main.h, the glue bbr2.patch and "
+             "bbr3.patch include (BBR2_MUTATIONS); `tests/kernel/test_variant_glue.py` and "
+             "`tests/kernel/test_bbr2_glue.py` then run against the mutated patches (the patched tcp_bbr.c "
+             "compiled on the host against kernel/tests/glue/kapi.h). "
              "A mutation is caught when at least one test fails.", "",
              "| run | changed line (patch: old -> new) | tests passed | tests failed | caught |", "|---|---|---|---|---|"]
     for label, res in results.items():
-        if label == next(iter(vg.EXTRA_MUTATIONS)):
-            lines += ["", "Further wrong glues, for the tests beyond issue 24's seven:", "",
+        if label in (next(iter(vg.EXTRA_MUTATIONS)), next(iter(vg.BBR2_MUTATIONS))):
+            title = ("Further wrong glues, for the tests beyond issue 24's seven:" if label in vg.EXTRA_MUTATIONS
+                     else "Wrong glues of bbr2/bbr3 (bbr2_main.h; tests/kernel/test_bbr2_glue.py):")
+            lines += ["", title, "",
                       "| run | changed line (patch: old -> new) | tests passed | tests failed | caught |",
                       "|---|---|---|---|---|"]
         if label == "baseline (unchanged patches)":
             change, caught = "none", "(must pass: " + ("yes" if not res["failed"] and not res["skipped"] else "NO") + ")"
         else:
-            patch, old, new = {**vg.MUTATIONS, **vg.EXTRA_MUTATIONS}[label]
+            patch, old, new = vg.ALL_MUTATIONS[label]
+            old, new = (" ".join(t.split()) for t in (old, new))   # a text over several lines on one
             change = f"{patch}: `{old}` -> `{new}`".replace("|", "\\|")    # a pipe would split the cell
             caught = "yes" if res["failed"] else "**NO**"
         failed = "<br>".join(res["failed"]) or "–"
@@ -86,7 +93,7 @@ def main():
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        for i, label in enumerate(["baseline (unchanged patches)", *vg.MUTATIONS, *vg.EXTRA_MUTATIONS]):
+        for i, label in enumerate(["baseline (unchanged patches)", *vg.ALL_MUTATIONS]):
             variants = source if i == 0 else vg.mutate(source, tmp / f"variants{i}", label)
             results[label] = res = run_tests(variants, tmp / f"junit{i}.xml")
             print(f"{label}: {res['passed']} passed, {len(res['failed'])} failed {res['failed']}"

@@ -135,8 +135,13 @@ class Glue:
             fn.restype, fn.argtypes = res, args
         self.jiffies = ctypes.c_ulong.in_dll(dll, "jiffies")
         self.random = ctypes.c_uint32.in_dll(dll, "glue_random")
-        self.mode = {m: ctypes.c_uint32.in_dll(dll, f"glue_mode_{m}").value
-                     for m in ("startup", "drain", "probe_bw", "probe_rtt")}
+        self.mode = {}                  # BBR's modes; bbr2/bbr3: their states (ProbeBW's four phases)
+        for m in ("startup", "drain", "probe_bw", "probe_rtt", "probe_bw_down", "probe_bw_cruise",
+                  "probe_bw_refill", "probe_bw_up"):
+            try:
+                self.mode[m] = ctypes.c_uint32.in_dll(dll, f"glue_mode_{m}").value
+            except ValueError:
+                pass
         self.name = dll.glue_cc_name().decode()
 
     # fields
@@ -279,13 +284,71 @@ EXTRA_MUTATIONS = {
 }
 
 
+# Wrong glues of bbr2/bbr3 (tests/kernel/test_bbr2_glue.py). Their glue is not in the patches but in
+# bbr2_main.h, which both include: (header, text of exactly one place in it, possibly several lines, its
+# wrong version).
+BBR2_MUTATIONS = {
+    "bbr2/3: probe's loss rate over the packets delivered instead of tx_in_flight":
+        ("bbr2_main.h", "if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight,",
+         "if (bbr2_inflight_too_high(rs->lost, rs->delivered,"),
+    "bbr2/3: probe's losses this ACK's (rs->losses) instead of those since the send (rs->lost)":
+        ("bbr2_main.h", "if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight,",
+         "if (bbr2_inflight_too_high(rs->losses, rs->tx_in_flight,"),
+    "bbr2/3: inflight_hi cut to the in-flight now instead of at the send":
+        ("bbr2_main.h", "b->inflight_hi = bbr2_inflight_hi_on_loss(rs->tx_in_flight,",
+         "b->inflight_hi = bbr2_inflight_hi_on_loss(rs->prior_in_flight,"),
+    "bbr2/3: inflight_hi raised to the in-flight now instead of at the send":
+        ("bbr2_main.h", "if (rs->tx_in_flight > b->inflight_hi)\n\t\tb->inflight_hi = rs->tx_in_flight;",
+         "if (rs->prior_in_flight > b->inflight_hi)\n\t\tb->inflight_hi = rs->prior_in_flight;"),
+    "bbr2/3: ProbeRTT cwnd bound at gain 1 instead of probe_rtt_cwnd_gain_pct":
+        ("bbr2_main.h", "pct_gain(P(probe_rtt_cwnd_gain_pct))));", "BBR_UNIT));"),
+    "bbr2/3: ProbeBW_DOWN paced at 0.75 whatever down_gain_pct says":
+        ("bbr2_main.h", "bbr2_set_gains(b, pct_gain(P(down_gain_pct)), bbr2_default_cwnd_gain);",
+         "bbr2_set_gains(b, pct_gain(75), bbr2_default_cwnd_gain);"),
+    "bbr2/3: ProbeBW_UP with the default cwnd gain instead of up_cwnd_gain_pct":
+        ("bbr2_main.h", "bbr2_set_gains(b, bbr2_up_pacing_gain, pct_gain(P(up_cwnd_gain_pct)));",
+         "bbr2_set_gains(b, bbr2_up_pacing_gain, bbr2_default_cwnd_gain);"),
+    "bbr2/3: cwnd bounded as in ProbeBW_CRUISE in every state":
+        ("bbr2_main.h", "cwnd = min(cwnd, bbr2_cwnd_cap(b->state,", "cwnd = min(cwnd, bbr2_cwnd_cap(BBR2_PROBE_BW_CRUISE,"),
+    "bbr2/3: ProbeBW_DOWN leaves without inflight_hi's headroom":
+        ("bbr2_main.h", "if (bbr2_time_to_cruise(inflight, b->inflight_hi,", "if (bbr2_time_to_cruise(inflight, BBR2_INF,"),
+    "bbr2/3: ProbeBW_REFILL goes UP without waiting for the round's end":
+        ("bbr2_main.h", "case BBR2_PROBE_BW_REFILL:\n\t\tif (b->round_start) {",
+         "case BBR2_PROBE_BW_REFILL:\n\t\tif (1) {"),
+    "bbr2/3: v2's ProbeBW_UP exit without the min_rtt in the phase":
+        ("bbr2_main.h", "go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), b->min_rtt_us,",
+         "go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), 0,"),
+    "bbr2/3: ProbeBW_UP ends in CRUISE instead of DOWN":
+        ("bbr2_main.h", "if (go > 0)\n\t\t\tbbr2_start_probe_bw_down(sk);",
+         "if (go > 0)\n\t\t\tbbr2_start_probe_bw_cruise(sk);"),
+    "bbr2/3: v3's ProbeBW_UP exit blind to being cwnd-limited":
+        ("bbr2_main.h", "go = bbr2_up_done_v3(tcp_is_cwnd_limited(sk),", "go = bbr2_up_done_v3(0,"),
+    "bbr2/3: ProbeRTT ends in ProbeBW_DOWN instead of CRUISE":
+        ("bbr2_main.h", "bbr2_start_probe_bw_down(sk);\n\t\tbbr2_start_probe_bw_cruise(sk);",
+         "bbr2_start_probe_bw_down(sk);\n\t\t(void)0;"),
+    "bbr2/3: Startup's loss exit on this ACK's losses instead of those since the send":
+        ("bbr2_main.h", "P(full_loss_cnt), rs->lost,", "P(full_loss_cnt), rs->losses,"),
+    "bbr2/3: lower bounds cut while probing too":
+        ("bbr2_main.h", "if (!bbr2_is_probing_bw(b->state) && b->loss_in_round) {", "if (b->loss_in_round) {"),
+}
+
+ALL_MUTATIONS = {**MUTATIONS, **EXTRA_MUTATIONS, **BBR2_MUTATIONS}
+
+
 def mutate(src_dir: pathlib.Path, dest: pathlib.Path, mutation: str) -> pathlib.Path:
-    """Copy the patches and headers of src_dir into dest with MUTATIONS[mutation] (or EXTRA_MUTATIONS[...])
-    applied to one added line of its patch; returns dest. Raises ValueError unless the text names
-    exactly one added line."""
-    patch, old, new = {**MUTATIONS, **EXTRA_MUTATIONS}[mutation]
+    """Copy the patches and headers of src_dir into dest with ALL_MUTATIONS[mutation] applied: to one added
+    line of a patch (MUTATIONS, EXTRA_MUTATIONS), or to one place of a header (BBR2_MUTATIONS, the text
+    may span lines); returns dest. Raises ValueError unless the text names exactly one added line (one
+    place)."""
+    patch, old, new = ALL_MUTATIONS[mutation]
     shutil.copytree(src_dir, dest)
     path = dest / patch
+    if not patch.endswith(".patch"):
+        text = path.read_text()
+        if text.count(old) != 1:
+            raise ValueError(f"mutation {mutation!r}: {old!r} is in {text.count(old)} places of {patch}, not one")
+        path.write_text(text.replace(old, new))
+        return dest
     lines = path.read_text().split("\n")
     hits = [i for i, line in enumerate(lines) if line.startswith("+") and old in line]
     if len(hits) != 1:

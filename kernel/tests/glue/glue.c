@@ -13,9 +13,20 @@
  * WORK holds the patched tcp_bbr.c as glue_variant.c, the variant's headers
  * and its <name>_params.h; KINC a copy of the kernel's include/linux/
  * win_minmax.h (under linux/); LIB the kernel's lib/win_minmax.c.
+ *
+ * bbr2 and bbr3 replace tcp_bbr.c altogether (bbr2_main.h): their ops are
+ * bbr2_cong_ops, their state struct bbr2 (GLUE_BBR2 below), and they read the
+ * rate-sample fields of the testbed's core patch (kapi.h).
  */
 #include "kapi.h"
 #include "glue_variant.c"
+
+#if defined(GLUE_VARIANT_bbr2) || defined(GLUE_VARIANT_bbr3)
+#define GLUE_BBR2 1
+#define GLUE_OPS bbr2_cong_ops
+#else
+#define GLUE_OPS tcp_bbr_cong_ops
+#endif
 
 unsigned long jiffies;
 u32 glue_random;
@@ -64,7 +75,7 @@ long long glue_param_get(const char *name)
 
 /* --- sockets and rate samples -------------------------------------------- */
 
-const char *glue_cc_name(void) { return tcp_bbr_cong_ops.name; }
+const char *glue_cc_name(void) { return GLUE_OPS.name; }
 
 /* A connected socket with BBR's view of a fresh connection (cwnd 10, no
  * pacing limit), before the congestion control's init. */
@@ -85,8 +96,8 @@ void glue_sock_free(struct sock *sk)
 {
 	struct sk_buff *skb = sk->tcp_rtx_queue.newest, *prev;
 
-	if (tcp_bbr_cong_ops.release)
-		tcp_bbr_cong_ops.release(sk);
+	if (GLUE_OPS.release)
+		GLUE_OPS.release(sk);
 	for (; skb; skb = prev) {
 		prev = skb->prev;
 		free(skb);
@@ -111,15 +122,15 @@ void glue_rtx_push(struct sock *sk, u64 mstamp_ns, u32 segs)
 
 /* --- the congestion control's entry points (tcp_congestion_ops) ---------- */
 
-void glue_init(struct sock *sk) { tcp_bbr_cong_ops.init(sk); }
+void glue_init(struct sock *sk) { GLUE_OPS.init(sk); }
 
-void glue_main(struct sock *sk, const struct rate_sample *rs) { tcp_bbr_cong_ops.cong_control(sk, rs); }
+void glue_main(struct sock *sk, const struct rate_sample *rs) { GLUE_OPS.cong_control(sk, rs); }
 
 /* tcp_set_ca_state(): the module hears of the new state, then it is set. */
 void glue_set_ca_state(struct sock *sk, u8 state)
 {
-	if (tcp_bbr_cong_ops.set_state)
-		tcp_bbr_cong_ops.set_state(sk, state);
+	if (GLUE_OPS.set_state)
+		GLUE_OPS.set_state(sk, state);
 	inet_csk(sk)->icsk_ca_state = state;
 }
 
@@ -130,7 +141,7 @@ int glue_get_info(struct sock *sk, u32 *out)
 	union tcp_cc_info info;
 	int attr = -1;
 
-	if (!tcp_bbr_cong_ops.get_info(sk, 1 << (INET_DIAG_VEGASINFO - 1), &attr, &info))
+	if (!GLUE_OPS.get_info(sk, 1 << (INET_DIAG_VEGASINFO - 1), &attr, &info))
 		return -1;
 	out[0] = info.bbr.bbr_bw_lo;
 	out[1] = info.bbr.bbr_bw_hi;
@@ -153,7 +164,7 @@ enum { GLUE_SOCK, GLUE_TCP, GLUE_RS, GLUE_BBR, GLUE_FCA };
 	}
 
 /* Read (set = 0) or write (set = 1) the field `name` of the socket's struct
- * sock, struct tcp_sock, struct bbr or struct fca (obj: the socket), or of
+ * sock, struct tcp_sock, struct bbr (bbr2/bbr3: struct bbr2) or struct fca (obj: the socket), or of
  * a struct rate_sample (obj: the sample), through *v. Returns 0, or -1 when
  * there is no such field (or no struct fca). Bit fields included. */
 int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
@@ -161,7 +172,11 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 	struct sock *sk = obj;
 	struct tcp_sock *tp = obj;
 	struct rate_sample *rs = obj;
+#ifdef GLUE_BBR2
+	struct bbr2 *b2 = kind == GLUE_BBR ? inet_csk_ca(sk) : NULL;
+#else
 	struct bbr *bbr = kind == GLUE_BBR ? inet_csk_ca(sk) : NULL;
+#endif
 
 	switch (kind) {
 	case GLUE_SOCK:
@@ -176,14 +191,34 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 		FIELD(tp, lost) FIELD(tp, app_limited) FIELD(tp, tcp_mstamp)
 		FIELD(tp, tcp_clock_cache) FIELD(tp, tcp_wstamp_ns)
 		FIELD(tp, delivered_mstamp)
+		FIELD(tp, is_cwnd_limited) FIELD(tp, max_packets_out)
 		break;
 	case GLUE_RS:
 		FIELD(rs, prior_mstamp) FIELD(rs, prior_delivered) FIELD(rs, delivered)
 		FIELD(rs, interval_us) FIELD(rs, rtt_us) FIELD(rs, losses)
 		FIELD(rs, acked_sacked) FIELD(rs, prior_in_flight)
 		FIELD(rs, is_app_limited) FIELD(rs, is_retrans) FIELD(rs, is_ack_delayed)
+		FIELD(rs, prior_lost) FIELD(rs, tx_in_flight) FIELD(rs, lost)
 		break;
 	case GLUE_BBR:
+#ifdef GLUE_BBR2
+		FIELD(b2, min_rtt_us) FIELD(b2, min_rtt_stamp) FIELD(b2, probe_rtt_min_us)
+		FIELD(b2, probe_rtt_min_stamp) FIELD(b2, probe_rtt_done_stamp)
+		FIELD(b2, next_rtt_delivered) FIELD(b2, loss_round_delivered)
+		FIELD(b2, cycle_stamp) FIELD(b2, ack_epoch_stamp) FIELD(b2, ack_epoch_acked)
+		FIELD(b2, bw_hi[0]) FIELD(b2, bw_hi[1]) FIELD(b2, bw_lo) FIELD(b2, bw_latest)
+		FIELD(b2, inflight_hi) FIELD(b2, inflight_lo) FIELD(b2, inflight_latest)
+		FIELD(b2, full_bw) FIELD(b2, prior_cwnd) FIELD(b2, probe_up_cnt)
+		FIELD(b2, probe_up_acks) FIELD(b2, probe_wait_us)
+		FIELD(b2, extra_acked[0]) FIELD(b2, extra_acked[1])
+		FIELD(b2, state) FIELD(b2, prev_ca_state) FIELD(b2, round_start)
+		FIELD(b2, filled_pipe) FIELD(b2, full_bw_cnt) FIELD(b2, full_bw_now)
+		FIELD(b2, idle_restart) FIELD(b2, probe_rtt_round_done)
+		FIELD(b2, packet_conservation) FIELD(b2, bw_probe_samples)
+		FIELD(b2, loss_round_start) FIELD(b2, loss_in_round)
+		FIELD(b2, loss_events_in_round) FIELD(b2, ack_phase) FIELD(b2, probe_up_rounds)
+		FIELD(b2, pacing_gain) FIELD(b2, cwnd_gain) FIELD(b2, rounds_since_probe)
+#else
 		FIELD(bbr, min_rtt_us) FIELD(bbr, min_rtt_stamp)
 		FIELD(bbr, probe_rtt_done_stamp) FIELD(bbr, rtt_cnt)
 		FIELD(bbr, next_rtt_delivered) FIELD(bbr, cycle_mstamp)
@@ -207,6 +242,7 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 #ifdef GLUE_VARIANT_bbr_fca
 		FIELD(bbr, fca_active) FIELD(bbr, fca_id)
 #endif
+#endif /* GLUE_BBR2 */
 		break;
 #ifdef GLUE_VARIANT_bbr_fca
 	case GLUE_FCA: {
@@ -228,10 +264,19 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 
 /* The max-bandwidth filter (which = 0, struct bbr's bw, packets/us << 24,
  * time in rounds) or the connection's min-RTT filter (which = 1, tcp_sock's
- * rtt_min, us): reset to one sample (set = 1) or read its current value. */
+ * rtt_min, us): reset to one sample (set = 1) or read its current value.
+ * bbr2/bbr3 have no such max filter: which = 0 does nothing and returns 0. */
 u32 glue_minmax(struct sock *sk, int which, int set, u32 t, u32 v)
 {
+#ifdef GLUE_BBR2
+	/* bbr2's max filter is two cycle maxima (fields bw_hi[0], bw_hi[1]) */
+	struct minmax *m = &tcp_sk(sk)->rtt_min;
+
+	if (!which)
+		return 0;
+#else
 	struct minmax *m = which ? &tcp_sk(sk)->rtt_min : &((struct bbr *)inet_csk_ca(sk))->bw;
+#endif
 
 	if (set)
 		minmax_reset(m, t, v);
@@ -240,5 +285,14 @@ u32 glue_minmax(struct sock *sk, int which, int set, u32 t, u32 v)
 
 /* Packets/us << BW_SCALE and BBR_UNIT, for the tests. */
 const u32 glue_bw_scale = BW_SCALE, glue_bbr_unit = BBR_UNIT;
+#ifdef GLUE_BBR2
+/* enum bbr2_state; ProbeBW is four phases */
+const u32 glue_mode_startup = BBR2_STARTUP, glue_mode_drain = BBR2_DRAIN,
+	  glue_mode_probe_bw_down = BBR2_PROBE_BW_DOWN,
+	  glue_mode_probe_bw_cruise = BBR2_PROBE_BW_CRUISE,
+	  glue_mode_probe_bw_refill = BBR2_PROBE_BW_REFILL,
+	  glue_mode_probe_bw_up = BBR2_PROBE_BW_UP, glue_mode_probe_rtt = BBR2_PROBE_RTT;
+#else
 const u32 glue_mode_startup = BBR_STARTUP, glue_mode_drain = BBR_DRAIN,
 	  glue_mode_probe_bw = BBR_PROBE_BW, glue_mode_probe_rtt = BBR_PROBE_RTT;
+#endif

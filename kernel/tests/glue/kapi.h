@@ -5,7 +5,9 @@
  * kernel's do for the values the glue tests use (wrapping sequence
  * comparisons, do_div, tcp_packets_in_flight, the retransmit queue walked
  * from its newest segment). The math helpers come from kshim.h, shared with
- * the math harness. Every kernel header tcp_bbr.c and the patches include is
+ * the math harness. struct rate_sample ends with the fields the testbed's core
+ * patch appends (bbr2/bbr3 read them; the other variants see them as 0).
+ * Every kernel header tcp_bbr.c and the patches include is
  * a one-line file under include/ that includes this one; the kernel's own
  * include/linux/win_minmax.h and lib/win_minmax.c are compiled unchanged.
  */
@@ -99,6 +101,7 @@ static inline bool before(u32 seq1, u32 seq2) { return (s32)(seq1 - seq2) < 0; }
 /* randomness: the tests pick the value (glue.c) */
 extern u32 glue_random;
 static inline u32 prandom_u32_max(u32 ceil) { return glue_random % ceil; }
+static inline u32 get_random_u32_below(u32 ceil) { return glue_random % ceil; }
 
 /* module and parameter plumbing */
 struct module;
@@ -229,6 +232,8 @@ struct tcp_sock {
 	u32 snd_cwnd_clamp;
 	u32 snd_ssthresh;
 	u32 packets_out, retrans_out, sacked_out, lost_out;
+	u8 is_cwnd_limited:1;	/* forward progress limited by snd_cwnd? */
+	u32 max_packets_out;	/* max packets_out in last window */
 	u32 delivered;
 	u32 lost;
 	u32 app_limited;
@@ -271,6 +276,11 @@ struct rate_sample {
 	bool is_app_limited;
 	bool is_retrans;
 	bool is_ack_delayed;
+	/* appended by the testbed's core patch
+	 * kernel/patches/10-tcp-rate-tx-in-flight.patch (read by bbr2/bbr3) */
+	u32 prior_lost;		/* tp->lost upon tx of the sampled skb */
+	u32 tx_in_flight;	/* packets in flight upon tx of that skb */
+	u32 lost;		/* packets lost since tx of that skb */
 };
 static inline u32 tcp_snd_cwnd(const struct tcp_sock *tp) { return tp->snd_cwnd; }
 static inline void tcp_snd_cwnd_set(struct tcp_sock *tp, u32 val) { tp->snd_cwnd = val; }
@@ -278,6 +288,21 @@ static inline u32 tcp_min_rtt(const struct tcp_sock *tp) { return minmax_get(&tp
 static inline u32 tcp_packets_in_flight(const struct tcp_sock *tp)
 {
 	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+}
+static inline bool tcp_in_slow_start(const struct tcp_sock *tp)
+{
+	return tcp_snd_cwnd(tp) < tp->snd_ssthresh;
+}
+/* as 6.1's: cwnd-limited, or in slow start with cwnd < 2 max_packets_out */
+static inline bool tcp_is_cwnd_limited(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if (tp->is_cwnd_limited)
+		return true;
+	if (tcp_in_slow_start(tp))
+		return tcp_snd_cwnd(tp) < 2 * tp->max_packets_out;
+	return false;
 }
 static inline u32 tcp_stamp_us_delta(u64 t1, u64 t0) { return max_t(s64, t1 - t0, 0); }
 

@@ -1,0 +1,345 @@
+"""bbr2/bbr3's kernel glue on the host: what bbr2_main.h reads from the socket and the ACK's rate sample,
+and what it does with bbr2_math.h's decisions (bounds, ProbeBW's phases, ProbeRTT, pacing rate, cwnd).
+
+tests/kernel/test_bbr2_math.py tests the decisions alone; here the whole module (kernel/variants/bbr2.patch
+or bbr3.patch applied to the kernel's tcp_bbr.c, bbr2_main.h and bbr2_math.h included) is compiled against
+the kernel-API stand-ins of kernel/tests/glue/ (with the rate-sample fields tx_in_flight and lost of the
+testbed's core patch kernel/patches/10-tcp-rate-tx-in-flight.patch) and driven through its
+tcp_congestion_ops, as tests/kernel/test_variant_glue.py does for the other variants. A connection is put
+into a state (max_bw 10,000 packets/s, min_rtt 10 ms: a BDP of 100 packets), one ACK with a constructed rate
+sample is processed, and the decision is read where samplers read it (INET_DIAG_BBRINFO: the state in
+bbr_bw_lo's low 3 bits, inflight_hi in bbr_bw_hi; the pacing rate; cwnd) and in struct bbr2.
+
+Expected values come from the drafts' pseudocode (v2: draft-cardwell-iccrg-bbr-congestion-control-02;
+v3: draft-ietf-ccwg-bbr) with the module parameters of mininet/bbrlab/experiment/variants.yaml (bbr2:
+version 2, ProbeBW_UP cwnd gain 2, full_loss_cnt 3; bbr3: version 3, 2.25, 6; both: ProbeBW_DOWN pacing
+0.9, BBRLossThresh 2 %, BBRBeta 0.7, BBRHeadroom 15 %, BBRProbeRTTCwndGain 0.5), not from the code.
+Integer rounding is the module's documented one (gains in 1/256, packets floored) where it matters.
+bench/glue_mutations.py applies wrong glues to bbr2_main.h one at a time and records that these tests
+fail for each (bench/results/glue-mutations-*.md).
+
+Skipped, with the reason, when gcc or patch is missing or no kernel source is at hand (build/kernel/src,
+or the linux-source-6.1 tarball).
+"""
+import pytest
+
+import variant_glue as vg
+from test_variant_glue import glue  # noqa: F401  (the fixture: builds each variant once per module)
+from variant_glue import BBR, BBR_UNIT, SOCK, TCP
+
+NOW = 100_000_000                  # us: the connection's clock at the ACK (100 s)
+MIN_RTT = 10_000                   # us
+BW_PPS = 10_000                    # packets/s: BDP = 100 packets
+BDP = 100
+MSS = 1448
+D = 1_000_000                      # tp->delivered
+INF = 0xFFFFFFFF                   # "no bound" (the drafts' Infinity; bbr_bw_hi before the first bound)
+STARTUP, DRAIN, DOWN, CRUISE, REFILL, UP, PROBE_RTT = range(7)   # README: bbr_bw_lo's low 3 bits
+
+# The drafts' gains per state (pacing, cwnd); the fixture seeds them as the module would have on entry.
+UP_CWND_GAIN = {"bbr2": 2.0, "bbr3": 2.25}
+GAINS = {STARTUP: (2.77, 2.0), DRAIN: (1 / 2.885, 2.0), DOWN: (0.9, 2.0), CRUISE: (1.0, 2.0),
+         REFILL: (1.0, 2.0), UP: (1.25, 2.0), PROBE_RTT: (1.0, 0.5)}
+BOTH = pytest.mark.parametrize("variant", ["bbr2", "bbr3"])
+
+
+def connection(g, variant, state, cwnd=150, inflight=100, inflight_hi=INF, **fields):
+    """A bbr2/bbr3 connection at NOW in `state`: max_bw BW_PPS (both cycle maxima), min_rtt MIN_RTT measured
+    now (no ProbeRTT due), pipe filled (except in STARTUP), the phase started now, no round or loss round
+    ending unless the ACK says so, paced at the state's gain, cwnd and packets in flight as given; then
+    struct bbr2's `fields`."""
+    sk = g.socket(MIN_RTT, MIN_RTT, NOW, delivered=D, snd_cwnd=cwnd, packets_out=inflight)
+    bw = vg.bw_units(BW_PPS)
+    pacing, cwnd_gain = GAINS[state]
+    if state == UP:
+        cwnd_gain = UP_CWND_GAIN[variant]
+    g.set(sk, SOCK, sk_pacing_rate=int(pacing_rate(pacing)))   # the send quantum follows it
+    j = g.jiffies.value
+    g.set(sk, BBR, **{"state": state, "filled_pipe": int(state != STARTUP), "pacing_gain": int(pacing * BBR_UNIT),
+                      "cwnd_gain": int(cwnd_gain * BBR_UNIT), "inflight_hi": inflight_hi, "min_rtt_stamp": j,
+                      "probe_rtt_min_stamp": j, "next_rtt_delivered": D + 1, "loss_round_delivered": D + 1,
+                      "cycle_stamp": NOW, "bw_hi[0]": bw, "bw_hi[1]": bw, **fields})
+    return sk
+
+
+def ack(g, sk, delivered=100, round_start=False, rtt_us=MIN_RTT, bw_pps=BW_PPS, **rs):
+    """One ACK whose rate sample delivered `delivered` packets at bw_pps (interval accordingly), ending a
+    round trip (and a loss round) or not; rs: further fields (tx_in_flight, lost, losses, ...)."""
+    rs.setdefault("prior_in_flight", 100)
+    g.ack(sk, rtt_us=rtt_us, delivered=delivered, interval_us=round(delivered * 1e6 / bw_pps),
+          prior_delivered=D + 1 if round_start else D - delivered, acked_sacked=1, **rs)
+
+
+def state(g, sk):
+    """The state as samplers read it (bbr_bw_lo's low 3 bits); checked against struct bbr2's."""
+    s = g.info(sk)["bw_lo"] & 7
+    assert s == g.get(sk, BBR, "state")
+    return s
+
+
+def pacing_rate(gain, bw_pps=BW_PPS):
+    """The drafts' pacing rate, bytes/s: gain x bw, 1 % below (BBRPacingMarginPercent)."""
+    return gain * bw_pps * MSS * 0.99
+
+
+def cwnd(g, sk):
+    """The connection's cwnd (tcp_sock's snd_cwnd), packets."""
+    return g.get(sk, TCP, "snd_cwnd")
+
+
+# --- the loss-based upper bound inflight_hi (IsInflightTooHigh / BBRHandleInflightTooHigh) -------------
+
+@BOTH
+@pytest.mark.parametrize("tx_in_flight, lost, inflight_hi", [
+    (120, 3, 120),   # 3/120 = 2.5 % > 2 %: max(tx_in_flight 120, 0.7 x min(BDP 100, cwnd 150) = 70)
+    (50, 2, 70),     # 4 %: max(50, 70)
+])
+def test_probe_loss_above_2_percent_sets_inflight_hi_and_goes_down(glue, variant, tx_in_flight, lost,
+                                                                   inflight_hi):
+    """In ProbeBW_UP, rs.lost > 2 % of rs.tx_in_flight (the packets in flight when the sampled packet was
+    sent, not those delivered, 200 here, nor in flight now, 150): inflight_hi = max(rs.tx_in_flight,
+    BBRBeta x BBRTargetInflight()), the probe ends in ProbeBW_DOWN, paced at 0.9 x bw, and cwnd is capped
+    at inflight_hi there. This ACK marked 1 of the lost packets (rs.losses); rs.lost counts all since the
+    send."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, inflight=130, bw_probe_samples=1)
+    ack(g, sk, delivered=200, tx_in_flight=tx_in_flight, lost=lost, losses=1, prior_in_flight=150)
+    assert state(g, sk) == DOWN
+    assert g.info(sk)["bw_hi"] == inflight_hi
+    assert g.info(sk)["pacing_gain"] == int(0.9 * BBR_UNIT)
+    assert g.get(sk, SOCK, "sk_pacing_rate") == pytest.approx(pacing_rate(0.9), rel=3e-3)
+    assert cwnd(g, sk) == inflight_hi
+    g.free(sk)
+
+
+@BOTH
+@pytest.mark.parametrize("tx_in_flight, lost", [
+    (100, 2),        # exactly 2 %: not "too high" (the drafts' test is rs.lost > tx_in_flight x 2 %)
+    (150, 1),        # 0.7 % (of the 40 delivered it would be 2.5 %)
+])
+def test_probe_loss_at_most_2_percent_keeps_probing(glue, variant, tx_in_flight, lost):
+    """No bound yet and a loss rate of at most 2 % of rs.tx_in_flight: inflight_hi stays Infinity, the
+    probe goes on (ProbeBW_UP, pacing 1.25 x bw)."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, bw_probe_samples=1)
+    ack(g, sk, delivered=40, tx_in_flight=tx_in_flight, lost=lost, losses=1)
+    assert state(g, sk) == UP
+    assert g.info(sk)["bw_hi"] == INF
+    assert g.info(sk)["pacing_gain"] == 1.25 * BBR_UNIT
+    assert g.get(sk, SOCK, "sk_pacing_rate") == pytest.approx(pacing_rate(1.25), rel=3e-3)
+    g.free(sk)
+
+
+@BOTH
+def test_inflight_hi_follows_tx_in_flight_without_loss(glue, variant):
+    """BBRAdaptUpperBounds(): with a safe loss rate and a bound in place, inflight_hi rises to
+    rs.tx_in_flight (100, from 80; in flight now: 85). In ProbeBW_CRUISE cwnd is then capped at
+    inflight_hi less BBRHeadroom: 100 - 15 = 85."""
+    g = glue(variant)
+    sk = connection(g, variant, CRUISE, inflight_hi=80)
+    ack(g, sk, tx_in_flight=100, prior_in_flight=85)
+    assert g.info(sk)["bw_hi"] == 100
+    assert cwnd(g, sk) == 85
+    g.free(sk)
+
+
+# --- cwnd bounded by the model, per state (BBRBoundCwndForModel) ---------------------------------------
+
+@BOTH
+@pytest.mark.parametrize("st, expected", [
+    (DOWN, 40),       # inflight_hi
+    (CRUISE, 34),     # inflight_hi - 15 % (6)
+    (REFILL, 40),
+    (UP, 40),
+    (PROBE_RTT, 34),  # headroom as in CRUISE (the ProbeRTT cwnd, 50, is above it)
+    (STARTUP, 151),   # no bound outside ProbeBW and ProbeRTT: cwnd grows by the packet ACKed
+    (DRAIN, 151),
+])
+def test_inflight_hi_bounds_cwnd_in_the_drafts_states(glue, variant, st, expected):
+    """inflight_hi = 40 and cwnd 150: cwnd is capped at inflight_hi in ProbeBW_DOWN/REFILL/UP, at
+    BBRInflightWithHeadroom() in CRUISE and ProbeRTT, not at all in Startup and Drain (150 in flight keeps
+    Drain going)."""
+    g = glue(variant)
+    sk = connection(g, variant, st, inflight=150 if st == DRAIN else 100, inflight_hi=40)
+    ack(g, sk, tx_in_flight=30)
+    assert state(g, sk) == st
+    assert cwnd(g, sk) == expected
+    g.free(sk)
+
+
+# --- ProbeRTT (BBRProbeRTTCwndGain 0.5; v1: 4 packets) ------------------------------------------------
+
+@BOTH
+def test_probe_rtt_holds_cwnd_at_half_the_bdp(glue, variant):
+    """ProbeRTTInterval (5 s) without a lower RTT sample: ProbeRTT, cwnd = BBRBDPMultiple(bw, 0.5) = 50
+    packets (BBR v1: 4, next test), pacing gain 1, cwnd gain 0.5 as samplers see them."""
+    g = glue(variant)
+    sk = connection(g, variant, CRUISE, inflight=150, probe_rtt_min_stamp=g.jiffies.value - 5_001)
+    ack(g, sk, rtt_us=12_000)
+    assert state(g, sk) == PROBE_RTT
+    assert cwnd(g, sk) == BDP // 2
+    info = g.info(sk)
+    assert (info["pacing_gain"], info["cwnd_gain"]) == (BBR_UNIT, BBR_UNIT // 2)
+    assert info["min_rtt"] == MIN_RTT
+    g.free(sk)
+
+
+def test_bbr_v1_probe_rtt_holds_cwnd_at_4_packets(glue):
+    """The control: Linux's BBR (v1), compiled unpatched, in the same situation (its min_rtt is 10 s old)
+    cuts cwnd to bbr_cwnd_min_target = 4 packets."""
+    g = glue("bbr")
+    sk = g.socket(MIN_RTT, MIN_RTT, NOW, delivered=D, snd_cwnd=150, packets_out=150)
+    vg.probe_bw(g, sk, BW_PPS, 2, 1.0)
+    g.set(sk, BBR, min_rtt_stamp=g.jiffies.value - 10_001)
+    g.ack(sk, rtt_us=12_000, delivered=100, interval_us=MIN_RTT, prior_delivered=D - 100, acked_sacked=1,
+          prior_in_flight=150)
+    assert g.get(sk, BBR, "mode") == g.mode["probe_rtt"]
+    assert cwnd(g, sk) == 4
+    g.free(sk)
+
+
+@BOTH
+def test_probe_rtt_ends_in_cruise_with_the_saved_cwnd(glue, variant):
+    """BBRCheckProbeRTTDone()/BBRExitProbeRTT(): 200 ms at the ProbeRTT cwnd and a round trip done, cwnd
+    is restored (the 150 saved on entry, plus the packet ACKed) and ProbeBW resumes in CRUISE (pacing 1)."""
+    g = glue(variant)
+    sk = connection(g, variant, PROBE_RTT, cwnd=50, inflight=40, prior_cwnd=150,
+                    probe_rtt_done_stamp=g.jiffies.value - 1, probe_rtt_round_done=1)
+    ack(g, sk)
+    assert state(g, sk) == CRUISE
+    assert g.info(sk)["pacing_gain"] == BBR_UNIT
+    assert cwnd(g, sk) == 151
+    g.free(sk)
+
+
+# --- ProbeBW's phases ----------------------------------------------------------------------------------
+
+@BOTH
+@pytest.mark.parametrize("inflight_hi, inflight, cruise", [
+    (INF, 100, True),    # inflight <= BBRInflight(max_bw, 1) = 100 packets
+    (INF, 101, False),
+    (100, 85, True),     # and within the headroom: <= 100 - 15
+    (100, 86, False),
+])
+def test_down_leaves_for_cruise_at_one_bdp_below_the_headroom(glue, variant, inflight_hi, inflight, cruise):
+    """BBRCheckTimeToCruise(): ProbeBW_DOWN ends once inflight is at most the BDP and at most
+    inflight_hi less 15 %."""
+    g = glue(variant)
+    sk = connection(g, variant, DOWN, inflight=inflight, inflight_hi=inflight_hi)
+    ack(g, sk, tx_in_flight=80)
+    assert state(g, sk) == (CRUISE if cruise else DOWN)
+    assert g.info(sk)["pacing_gain"] == (BBR_UNIT if cruise else int(0.9 * BBR_UNIT))
+    g.free(sk)
+
+
+@BOTH
+def test_refill_lasts_a_round_then_up_at_gain_1_25(glue, variant):
+    """ProbeBW_REFILL (pacing 1) lasts one round trip; then ProbeBW_UP paces at 1.25 x bw with the cwnd gain
+    of the version (v2 draft 2, v3 draft 2.25): cwnd (400 before the ACK) falls to its target, gain x BDP +
+    extra_acked (1 packet: this ACK's, opening an aggregation epoch) + 2 packets (BBRQuantizationBudget in
+    UP): 203 / 228."""
+    g = glue(variant)
+    sk = connection(g, variant, REFILL, cwnd=400)
+    ack(g, sk)
+    assert state(g, sk) == REFILL
+    assert g.info(sk)["pacing_gain"] == BBR_UNIT
+    g.set(sk, TCP, snd_cwnd=400)
+    g.set_clock(sk, NOW + MIN_RTT)              # a min_rtt later: the ACK opens a new aggregation epoch
+    ack(g, sk, round_start=True)
+    assert state(g, sk) == UP
+    info = g.info(sk)
+    assert info["pacing_gain"] == 1.25 * BBR_UNIT
+    assert info["cwnd_gain"] == int(UP_CWND_GAIN[variant] * BBR_UNIT)
+    assert g.get(sk, SOCK, "sk_pacing_rate") == pytest.approx(pacing_rate(1.25), rel=3e-3)
+    assert cwnd(g, sk) == round(UP_CWND_GAIN[variant] * BDP) + 1 + 2
+    g.free(sk)
+
+
+@pytest.mark.parametrize("variant, elapsed_us, inflight, down", [
+    ("bbr2", 11_000, 128, True),   # a min_rtt elapsed and inflight > BBRInflight(max_bw, 1.25) = 125 + 2
+    ("bbr2", 11_000, 127, False),
+    ("bbr2", 9_000, 128, False),   # not yet a min_rtt in the phase
+    ("bbr3", 11_000, 128, False),  # v3 leaves UP only when bandwidth stopped growing (next test)
+])
+def test_up_exit_v2_after_a_min_rtt_above_1_25_bdp(glue, variant, elapsed_us, inflight, down):
+    """v2 draft BBRUpdateProbeBWCyclePhase(), ProbeBW_UP: DOWN once a min_rtt has elapsed in the phase
+    and inflight exceeds BBRInflight(max_bw, 1.25); the v3 draft has no such exit."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, inflight=inflight, cycle_stamp=NOW - elapsed_us)
+    ack(g, sk)
+    assert state(g, sk) == (DOWN if down else UP)
+    g.free(sk)
+
+
+@pytest.mark.parametrize("variant, cwnd_limited, down", [
+    ("bbr3", False, True),   # third round without 25 % growth: full_bw_now, go DOWN
+    ("bbr3", True, False),   # cwnd-limited at inflight_hi: the estimator is reset, the probe goes on
+    ("bbr2", False, False),  # v2: no such exit (a min_rtt has not elapsed)
+])
+def test_up_exit_v3_when_bandwidth_stops_growing(glue, variant, cwnd_limited, down):
+    """v3 draft BBRCheckTimeToGoDown(): in ProbeBW_UP, at a round end whose delivery rate is not 25 % above
+    full_bw for the third time, the probe ends, unless the flow is cwnd-limited with cwnd at inflight_hi
+    (120 here; then BBRResetFullBW())."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, inflight_hi=120, full_bw=vg.bw_units(BW_PPS), full_bw_cnt=2)
+    g.set(sk, TCP, is_cwnd_limited=int(cwnd_limited))
+    ack(g, sk, round_start=True, tx_in_flight=100)
+    assert state(g, sk) == (DOWN if down else UP)
+    if variant == "bbr3" and cwnd_limited:
+        assert (g.get(sk, BBR, "full_bw_cnt"), g.get(sk, BBR, "full_bw_now")) == (0, 0)
+    g.free(sk)
+
+
+# --- Startup's loss exit (v2 draft 4.3.1.3: BBRStartupFullLossCnt; v3 per Google's code: 6) ----------
+
+@pytest.mark.parametrize("variant, events_before, exits", [
+    ("bbr2", 1, False), ("bbr2", 2, True),     # this ACK is the 2nd / 3rd loss event of the round
+    ("bbr3", 2, False), ("bbr3", 5, True),     # 3rd / 6th
+])
+def test_startup_ends_on_high_loss_after_full_loss_cnt_events(glue, variant, events_before, exits):
+    """At the end of a round in fast recovery with at least full_loss_cnt loss events (bbr2 3, bbr3 6) and
+    rs.lost > 2 % of rs.tx_in_flight (5 of 100; this ACK marked 1): the pipe is full, inflight_hi =
+    max(BDP, inflight_latest) = 100 and Drain starts (pacing 1/2.885; 150 packets in flight keep it)."""
+    g = glue(variant)
+    sk = connection(g, variant, STARTUP, inflight=150, loss_events_in_round=events_before, loss_in_round=1)
+    g.set_ca_state(sk, 3)                       # TCP_CA_Recovery
+    ack(g, sk, round_start=True, delivered=50, tx_in_flight=100, lost=5, losses=1)
+    assert state(g, sk) == (DRAIN if exits else STARTUP)
+    assert g.info(sk)["bw_hi"] == (BDP if exits else INF)
+    if exits:
+        assert g.info(sk)["pacing_gain"] == BBR_UNIT * 1000 // 2885
+    g.free(sk)
+
+
+# --- lower bounds (BBRAdaptLowerBoundsFromCongestion) ----------------------------------------------------
+
+@BOTH
+@pytest.mark.parametrize("st", [CRUISE, UP])
+def test_lower_bounds_cut_on_a_lossy_round_outside_probing(glue, variant, st):
+    """At the end of a loss round with loss (1 % of tx_in_flight, below the threshold) outside probing
+    (CRUISE): bw_lo = max(bw_latest, 0.7 x max_bw) = 7,000 packets/s (the sample: 5,000) and inflight_lo =
+    max(inflight_latest 50, 0.7 x cwnd 150) = 105; the pacing rate and cwnd follow. While probing (UP) the
+    lower bounds are left alone (IsProbingBW())."""
+    g = glue(variant)
+    sk = connection(g, variant, st, bw_probe_samples=1)
+    ack(g, sk, round_start=True, delivered=50, bw_pps=5_000, tx_in_flight=100, lost=1, losses=1)
+    assert state(g, sk) == st
+    if st == CRUISE:
+        assert g.info(sk)["bw_lo"] & ~7 == pytest.approx(7_000 * MSS, rel=1e-3)
+        assert g.get(sk, SOCK, "sk_pacing_rate") == pytest.approx(pacing_rate(1.0, 7_000), rel=1e-3)
+        assert g.get(sk, BBR, "inflight_lo") == 105
+        assert cwnd(g, sk) == 105
+    else:
+        assert (g.get(sk, BBR, "bw_lo"), g.get(sk, BBR, "inflight_lo")) == (INF, INF)
+        assert g.info(sk)["bw_lo"] & ~7 == pytest.approx(BW_PPS * MSS, rel=1e-3)
+        assert g.get(sk, SOCK, "sk_pacing_rate") == pytest.approx(pacing_rate(1.25), rel=3e-3)
+    g.free(sk)
+
+
+@pytest.mark.parametrize("mutation", list(vg.BBR2_MUTATIONS))
+def test_each_mutation_of_bbr2_main_names_one_place(mutation, tmp_path):
+    """bench/glue_mutations.py's wrong bbr2/bbr3 glues still name exactly one place of bbr2_main.h."""
+    variants = vg.REPO / "kernel" / "variants"
+    out = vg.mutate(variants, tmp_path / "v", mutation)
+    header = vg.BBR2_MUTATIONS[mutation][0]
+    assert (out / header).read_text() != (variants / header).read_text()
