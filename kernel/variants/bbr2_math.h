@@ -175,7 +175,8 @@ static inline int bbr2_bw_still_growing(u32 max_bw, u32 full_bw)
 }
 
 /* BBRCheckStartupHighLoss(): Startup ends when a round had at least
- * BBRStartupFullLossCnt loss events (v2: 8, v3: 6) and its loss rate was too
+ * BBRStartupFullLossCnt loss events (the v2 draft: 3, Google's v2alpha code: 8;
+ * v3: 6) and its loss rate was too
  * high (IsInflightTooHigh()).
  */
 static inline int bbr2_startup_high_loss(u32 loss_events, u32 full_loss_cnt, u32 lost,
