@@ -2,7 +2,7 @@
 """Peak resident memory of an ns-3 run: the simulator's and the host side's, against the buffer.
 
     .venv/bin/python bench/ns3_memory.py [--cases shallow:10 bbr80ms128:75 ...] [--duration S]
-        [--out bench/results/ns3-memory-<date>.md]
+        [--rows EARLIER.jsonl] [--out bench/results/ns3-memory-<date>.md]
 
 Each case is one run of a project spec's point on the ns3 backend, through the runner
 (runner.execute: the path `bbrlab run --backend ns3` and the pipeline take), in a child
@@ -39,6 +39,7 @@ from bench_io import write_text_atomic  # noqa: E402
 SPECS = REPO / "mininet" / "specs" / "utsumi2022"
 FIG06 = SPECS / "utsumi2022_fig06_10.yaml"
 FIG04 = SPECS / "utsumi2022_fig04.yaml"
+FIG09 = SPECS / "utsumi2022_fig09_13.yaml"
 # name: (spec, point, what it is)
 CASES = {
     "shallow": (FIG06, "f2_cc=bbr__f2_module_params=none__f1_rtt_ms=40__f2_rtt_ms=40__buffer_bdp=2",
@@ -55,6 +56,8 @@ CASES = {
                    "CUBIC vs BBR-FCA, 80 ms, 128 BDP"),
     "cubic40ms32": (FIG04, "buffer_bdp=32", "two CUBIC, 40 ms, 32 BDP"),
     "cubic40ms128": (FIG04, "buffer_bdp=128", "two CUBIC, 40 ms, 128 BDP"),
+    "many40ms64": (FIG09, "f2_cc=bbr__f2_module_params=none__f1_rtt_ms=40__f2_rtt_ms=40__f1_count=5__f2_count=5",
+                   "five CUBIC vs five BBR, 40 ms, 64 BDP"),
 }
 
 
@@ -113,6 +116,7 @@ def main():
                         help=f"CASE[:SECONDS] each, CASE one of {', '.join(CASES)}; SECONDS simulated (default --duration)")
     parser.add_argument("--duration", type=float, default=30.0, help="simulated seconds of a case without its own")
     parser.add_argument("--out")
+    parser.add_argument("--rows", help="rows of an earlier call (its printed JSON lines) to put first in the result")
     parser.add_argument("--one", nargs=4, metavar=("SPEC", "POINT", "DURATION", "DEST"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -128,14 +132,24 @@ def main():
             cases.append((name, float(seconds) if seconds else args.duration))
         except ValueError:
             parser.error(f"--cases: {case!r}: {seconds!r} is not a number of seconds")
+    out = pathlib.Path(args.out or REPO / "bench" / "results" / f"ns3-memory-{datetime.date.today()}.md")
     rows = []
+    if args.rows:
+        rows = [json.loads(line) for line in pathlib.Path(args.rows).read_text().splitlines() if line.startswith("{")]
+    command = " ".join(["bench/ns3_memory.py", "--cases", *args.cases] + (["--rows", args.rows] if args.rows else []))
     with tempfile.TemporaryDirectory() as tmp:
         for name, duration_s in cases:
-            row = measure(name, duration_s, pathlib.Path(tmp))
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+            rows.append(measure(name, duration_s, pathlib.Path(tmp)))
+            print(json.dumps(rows[-1]), flush=True)
+            write_text_atomic(out, report(rows, command))      # after each case: a long case's result is kept
+    write_text_atomic(out, report(rows, command))
+    print(f"written: {out}")
+
+
+def report(rows: list, command: str) -> str:
+    """The result file's text: the table and the raw rows."""
     lines = [f"# Peak memory of ns-3 runs ({datetime.date.today()})", "",
-             f"`bench/ns3_memory.py --cases {' '.join(args.cases)}`: one run per case "
+             f"`{command}`: one run per case "
              "(repetition 1 of the spec's point, the paper profile's settings, the case's simulated seconds) on the ns3 "
              "backend through runner.execute. Simulator: run.json's simulation_peak_rss_mb (ru_maxrss of the "
              "ns-3 program). Host side: the child process's own ru_maxrss (runner, tidy, fidelity). Queue and "
@@ -149,9 +163,7 @@ def main():
                      f"{r['max_backlog_bytes'] / 2**20:.1f} ({r['max_backlog_pkts']:.0f}) | "
                      f"{r['max_cwnd_sum_pkts']:.0f} | {r['host_cpu_s']:.1f} | {r['wall_s']:.1f} |")
     lines += ["", "Raw rows (JSON):", "", "```"] + [json.dumps(r) for r in rows] + ["```"]
-    out = pathlib.Path(args.out or REPO / "bench" / "results" / f"ns3-memory-{datetime.date.today()}.md")
-    write_text_atomic(out, "\n".join(lines) + "\n")
-    print(f"written: {out}")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
