@@ -17,8 +17,9 @@ Beside them what the run held at its peak, from its tidy data: the bottleneck qu
 largest backlog (tidy/queue.csv) and the flows' largest summed congestion window
 (tidy/tcp.csv), so the result shows whether the buffer filled. resources.ns3_mem_mb is
 fitted to these numbers (bench/results/ns3-memory-<date>.md); nothing here changes it.
-Runs only the simulator (no testbed boot); at 100 Mbit/s about 0.2-1 host CPU-s per
-simulated second.
+Runs only the simulator (no testbed boot): at 100 Mbit/s about 0.5-2 host CPU-s per
+simulated second, but tens in a loss recovery at a deep buffer's window (the result file's
+reading), so a deep case's seconds are chosen to end about when its buffer first fills.
 """
 import argparse
 import csv
