@@ -8,9 +8,11 @@ needs and kills nothing that would have finished:
   virtual CPU), and the runner sleeps while the guest runs;
 - memory: the guest's RAM (the UML backend's `mem=`, from guest_mem_mb: the
   base plus the socket memory a large bottleneck buffer needs; User-Mode Linux
-  maps it from a file in the host's temporary directory, which counts towards the job)
-  plus the host side (runner, tidy data, fidelity checks) plus, for runs with
-  header captures, room to parse the captures (they are read whole);
+  maps it from a file in the host's temporary directory, which counts towards the job),
+  or for the ns-3 backend the simulator's (ns3_mem_mb: a base plus a part per packet
+  of the run's window, measured by bench/ns3_memory.py), plus the host side (runner,
+  tidy data, fidelity checks) plus, for runs with header captures, room to parse the
+  captures (they are read whole);
 - time: the runner's own timeout for the run (default_timeout: set-up
   plus the run, eight times its duration on the virtual clock) plus a margin,
   so that a stuck testbed is stopped by the runner, which records a failed
@@ -31,6 +33,22 @@ HOST_SIDE_MB = 512           # runner + tidy + fidelity on an ordinary run
 CAPTURE_PCAP_MB_PER_MBIT = 50 / (30 * 100)
 CAPTURE_PARSE_FACTOR = 10
 MARGIN_S = 300               # between the runner's timeout and the scheduler's limit
+# The ns-3 program (backend "ns3") holds every packet it has in flight, queued at the bottleneck
+# and in the sockets (the sender's unacknowledged and unsent data, the receiver's out-of-order
+# data), as objects of a few hundred bytes to about 2 KB each (ns-3 does not allocate the
+# payload); the sockets' 4 W limits (ns3_backend.socket_buffer_bytes) allocate nothing. So its
+# memory is a base plus a part per packet of the run's window W (units.window_bytes in packets of
+# the MTU; the flows share the buffer, so W bounds their packets together). Measured
+# (bench/ns3_memory.py, bench/results/ns3-memory-2026-11-26.md, peak resident set of the
+# program): NS3_BASE_MB_MEASURED at 2 BDP, and at most NS3_KB_PER_PACKET_MEASURED per packet
+# of W over that base (CUBIC vs BBR, 80 ms, 32 BDP, 50 s with loss recovery at a full buffer:
+# 69.6 MB for W = 22 000 packets). The budget takes twice each, as a run's recovery is not
+# measured to its end (an episode at a deep buffer costs ns-3 about a host CPU-minute per
+# simulated second) and longer runs go through many.
+NS3_BASE_MB_MEASURED = 28.8
+NS3_KB_PER_PACKET_MEASURED = 1.9
+NS3_BASE_MB = 2 * NS3_BASE_MB_MEASURED
+NS3_KB_PER_PACKET = 2 * NS3_KB_PER_PACKET_MEASURED
 
 
 def default_timeout(job: dict) -> float:
@@ -50,10 +68,19 @@ def guest_mem_mb(job: dict) -> int:
     return GUEST_MEM_MB + int(math.ceil(extra / 256) * 256)
 
 
+def ns3_mem_mb(job: dict) -> float:
+    """The ns-3 program's memory for the run, in MB: NS3_BASE_MB plus NS3_KB_PER_PACKET per
+    packet (of the run's MTU) of its window (units.window_bytes)."""
+    window_pkts = units.window_bytes(job) / job["mtu_bytes"]
+    return NS3_BASE_MB + NS3_KB_PER_PACKET * window_pkts / 1024
+
+
 def mem_mb(job: dict, backend: str = "uml") -> int:
     """The memory to ask a cluster node for one run, in MB, a multiple of 256: the host side, the
-    UML guest's memory (backend "uml" only) and, with a capture, room to parse the pcap files."""
-    total = HOST_SIDE_MB + (guest_mem_mb(job) if backend == "uml" else 0)
+    UML guest's memory (backend "uml") or the ns-3 program's (backend "ns3", ns3_mem_mb) and,
+    with a capture, room to parse the pcap files."""
+    testbed = {"uml": guest_mem_mb, "ns3": ns3_mem_mb}.get(backend)
+    total = HOST_SIDE_MB + (testbed(job) if testbed else 0)
     if job["capture"] != "none":
         pcap_mb = CAPTURE_PCAP_MB_PER_MBIT * job["bottleneck"]["rate_mbps"] * job["duration_s"]
         total += CAPTURE_PARSE_FACTOR * pcap_mb

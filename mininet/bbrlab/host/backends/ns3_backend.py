@@ -314,7 +314,8 @@ class Ns3Backend(Backend):
     def execute(self, run_dir: pathlib.Path, job: dict, timeout_s: float) -> GuestResult:
         """Backend.execute in ns-3: builds the program if needed, writes raw/ns3.conf (the run and the
         switches), runs the program under the tether and, when it exits 0, writes raw/timeline.json
-        on simulated time. timeout_s is raised to at least 300 s + 10 s per simulated second per
+        on simulated time; the result's timings hold the program's peak resident memory
+        (simulation_peak_rss_mb, run.json's timings). timeout_s is raised to at least 300 s + 10 s per simulated second per
         100 Mbit/s of bottleneck (a guard against a hang, not a budget). The exit status is the
         program's (-1 on the timeout)."""
         program = self.build()
@@ -342,8 +343,11 @@ class Ns3Backend(Backend):
                 out.write(f"\nhost: simulation killed after the {timeout_s:.0f}-s timeout\n")
         elif code == 0:
             self._write_timeline(raw, job, wall)
+        # The wait's ru_maxrss (KiB) is the largest resident set of the tether and the program it
+        # reaped: the simulator's peak (the tether's own is about 10 MB); resources.py sizes from it.
         return GuestResult(exit_status=-1 if timed_out else code, timed_out=timed_out, wall_s=wall,
-                           cpu_s=usage.ru_utime + usage.ru_stime, console=str(console))
+                           cpu_s=usage.ru_utime + usage.ru_stime, console=str(console),
+                           timings={"simulation_peak_rss_mb": round(usage.ru_maxrss / 1024, 1)})
 
     def _write_timeline(self, raw: pathlib.Path, job: dict, wall_s: float) -> None:
         """raw/timeline.json as the kernel guest writes it, on simulated time."""
