@@ -233,6 +233,23 @@ def test_summary_headline_is_the_paper_profile_and_the_own_profile_is_labelled(t
     sizes = (gen / "paper_profile.tex").read_text()
     assert "pp@ma2019@runs\\endcsname{24}" in sizes and "pp@all@hours\\endcsname{17}" in sizes
     assert "pp@ma2019@cpuhours\\endcsname{0.0}" in sizes and "pp@utsumi2022@cpuhours\\endcsname{--}" in sizes
+    # the verdict macros of the prose (\claimverdict): the paper profile's, with their strength
+    verdicts = (gen / "claim_verdicts.tex").read_text().splitlines()
+    assert "\\expandafter\\def\\csname cv@c2\\endcsname{reproduced, robust}" in verdicts   # not quick's
+    assert not any("cv@u1" in line for line in verdicts)     # Utsumi's paper profile has no claims table here
+
+
+@needs_r
+def test_claim_verdict_macros_name_not_run_without_strength(tmp_path):
+    gen = tmp_path / "generated"
+    gen.mkdir()
+    write_csv(gen / "claims_ma2019.csv", CLAIMS_COLS,
+              [["c1", "p", "Fig. 1", "ma2019_fig01", "not reproduced", "marginal", "3", "paper", "3"],
+               ["c6", "p", "Fig. 5", "ma2019_fig05", "not run", "", "0", "paper", "3"]])
+    rscript(ANALYSIS / "summary.R", gen, gen / "summary.tex")
+    verdicts = (gen / "claim_verdicts.tex").read_text()
+    assert "cv@c1\\endcsname{not reproduced, marginal}" in verdicts
+    assert "cv@c6\\endcsname{not run}" in verdicts
 
 
 # ---- point labels in R ----------------------------------------------------------------

@@ -17,6 +17,11 @@ generated/paper_profile.tex (\\paperprofile{<paper>}{<what>}, analysis/summary.R
 measured once (a benchmark) may stay in a sentence that dates it (2026-11-24) or names the file
 that records it (bench/results/, docs/results/). The findings of a paper come from the paper
 profile (generated/headline_<paper>.tex), so no findings heading names the quick profile.
+
+A claim the prose names with its verdict takes the verdict from \\claimverdict{<claim id>}
+(generated/claim_verdicts.tex): a verdict written by hand right beside a claim's name
+("\\texttt{<id>}: not reproduced", "reproduced (...; \\texttt{<id>})") is caught
+(`HAND_VERDICT`); a verdict in a sentence that names the claim further away is not.
 """
 
 from __future__ import annotations
@@ -204,3 +209,48 @@ def test_earlier_sizes_are_caught(sentence):
 @pytest.mark.parametrize("sentence", NOT_SIZES)
 def test_other_sizes_pass(sentence):
     assert not profile_sizes(sentence), profile_sizes(sentence)
+
+
+# A claim named in the prose with its verdict: the verdict comes from the paper profile's claims
+# tables through \claimverdict{<id>} (generated/claim_verdicts.tex, analysis/summary.R), never
+# written by hand beside the claim's name (in full or abbreviated, "\texttt{-fig14-bbrv2-rtt}").
+_CLAIM = r"\\texttt\{(?:[a-z][a-z0-9]*)?-[a-z0-9-]+\}"
+HAND_VERDICT = re.compile(rf"{_CLAIM}\s*[:,]?\s*(?:\(\s*)?(?:is\s+|was\s+)?{_VERDICT}\b"
+                          rf"|\b{_VERDICT}\s*\([^()]*?{_CLAIM}")
+
+
+def hand_verdicts(tex: str) -> list[str]:
+    """Each claim name in `tex` followed by a verdict written by hand."""
+    return [" ".join(m.group(0).split()) for m in HAND_VERDICT.finditer(prose(tex))]
+
+
+@pytest.mark.parametrize("tex", report_sources(), ids=lambda p: p.name)
+def test_no_claim_verdict_written_by_hand(tex):
+    found = hand_verdicts(tex.read_text())
+    assert not found, (f"{tex.relative_to(REPO)} gives a claim's verdict by hand (use "
+                       f"\\claimverdict{{<claim id>}}): {found}")
+
+
+EARLIER_VERDICTS = [
+    r"(\texttt{utsumi2022-sec5-gamma-cubic}: not reproduced)",
+    r"beyond the band of ``similar'' (\texttt{-fig14-bbrv2-rtt}: not reproduced; why, below)",
+    "found it off and blamed pacing (\\texttt{utsumi2022-fig04-small-off}: not\nreproduced); and",
+    r"(\texttt{tang-fig04-cwnd} reproduced)",
+    r"The paper's ``slight overestimate'' is qualitatively reproduced (more than slight; \texttt{tang-fig04-cwnd}).",
+]
+NOT_VERDICTS = [
+    r"(\texttt{utsumi2022-fig04-small-off}: \claimverdict{utsumi2022-fig04-small-off})",
+    r"(\texttt{kim2019-alg1-overwhelm}), as the paper says",
+    r"a reading (more than slight; \texttt{tang-fig04-cwnd}: \claimverdict{tang-fig04-cwnd}).",
+    r"its increases are not reproduced, and the inflation exceeds it (\texttt{tang-table3-max-30}).",
+]
+
+
+@pytest.mark.parametrize("sentence", EARLIER_VERDICTS)
+def test_earlier_hand_verdicts_are_caught(sentence):
+    assert hand_verdicts(sentence), sentence
+
+
+@pytest.mark.parametrize("sentence", NOT_VERDICTS)
+def test_claims_without_hand_verdicts_pass(sentence):
+    assert not hand_verdicts(sentence), hand_verdicts(sentence)

@@ -99,6 +99,7 @@ rule summary_table:
         table=f"{GEN}/summary.tex",
         headlines=[f"{GEN}/headline_{k}.tex" for k in PAPERS],
         sizes=f"{GEN}/paper_profile.tex",
+        verdicts=f"{GEN}/claim_verdicts.tex",
     log:
         f"{RES}/logs/summary.log",
     params:

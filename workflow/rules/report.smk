@@ -7,7 +7,7 @@ rule report:
         tex="paper/report.tex",
         sections=sorted(str(p) for p in pathlib.Path("paper/sections").glob("*.tex")),
         generated=FIGURES + CLAIMS + CLAIMS_COUNTS + NS3_COMPARE + [f"{GEN}/{t}.tex" for t in ("fidelity", "testbed", "summary")]
-            + [f"{GEN}/headline_{k}.tex" for k in PAPERS] + [f"{GEN}/paper_profile.tex", f"{GEN}/transfer_length_utsumi2022.tex", f"{GEN}/transfer_length_prefix_utsumi2022.tex", f"{GEN}/not_run.tex",
+            + [f"{GEN}/headline_{k}.tex" for k in PAPERS] + [f"{GEN}/paper_profile.tex", f"{GEN}/claim_verdicts.tex", f"{GEN}/transfer_length_utsumi2022.tex", f"{GEN}/transfer_length_prefix_utsumi2022.tex", f"{GEN}/not_run.tex",
                                                                           f"{GEN}/repetition_rounds.tex"],
     output:
         f"{RES}/report/report.pdf",
