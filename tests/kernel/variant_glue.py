@@ -124,7 +124,8 @@ class Glue:
         for name, res, args in (("glue_sock_new", p, []), ("glue_sock_free", None, [p]), ("glue_rs_new", p, []),
                                 ("glue_rs_free", None, [p]), ("glue_rtx_push", None, [p, u64, u32]),
                                 ("glue_init", None, [p]), ("glue_main", None, [p, p]),
-                                ("glue_set_ca_state", None, [p, u8]),
+                                ("glue_set_ca_state", None, [p, u8]), ("glue_ssthresh", u32, [p]),
+                                ("glue_cwnd_event", None, [p, ctypes.c_int]), ("glue_undo_cwnd", u32, [p]),
                                 ("glue_get_info", ctypes.c_int, [p, ctypes.POINTER(u32)]),
                                 ("glue_field", ctypes.c_int, [p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, s64p]),
                                 ("glue_minmax", u32, [p, ctypes.c_int, ctypes.c_int, u32, u32]),
@@ -199,6 +200,18 @@ class Glue:
     def set_ca_state(self, sk, state):
         """tcp_set_ca_state(): set_state hook, then icsk_ca_state (0 Open, 3 Recovery, 4 Loss)."""
         self.dll.glue_set_ca_state(sk, state)
+
+    def ssthresh(self, sk):
+        """tcp_congestion_ops.ssthresh, as the stack calls it on entering fast recovery or an RTO."""
+        return self.dll.glue_ssthresh(sk)
+
+    def cwnd_event(self, sk, event):
+        """tcp_congestion_ops.cwnd_event (0: CA_EVENT_TX_START, sending with nothing in flight)."""
+        self.dll.glue_cwnd_event(sk, event)
+
+    def undo_cwnd(self, sk):
+        """tcp_congestion_ops.undo_cwnd (a spurious recovery undone); the stack sets cwnd to the value."""
+        return self.dll.glue_undo_cwnd(sk)
 
     def info(self, sk):
         """INET_DIAG_BBRINFO: {bw_lo, bw_hi, min_rtt, pacing_gain, cwnd_gain} (ss's fields)."""

@@ -134,6 +134,19 @@ void glue_set_ca_state(struct sock *sk, u8 state)
 	inet_csk(sk)->icsk_ca_state = state;
 }
 
+/* ssthresh (as tcp_enter_recovery and tcp_enter_loss call it), cwnd_event
+ * (CA_EVENT_TX_START: tcp_event_data_sent with nothing in flight) and
+ * undo_cwnd (tcp_undo_cwnd_reduction: the value becomes cwnd). */
+u32 glue_ssthresh(struct sock *sk) { return GLUE_OPS.ssthresh(sk); }
+
+void glue_cwnd_event(struct sock *sk, int event)
+{
+	if (GLUE_OPS.cwnd_event)
+		GLUE_OPS.cwnd_event(sk, event);
+}
+
+u32 glue_undo_cwnd(struct sock *sk) { return GLUE_OPS.undo_cwnd(sk); }
+
 /* INET_DIAG_BBRINFO as ss sees it: out = bw_lo, bw_hi, min_rtt, pacing
  * gain, cwnd gain. Returns the attribute (INET_DIAG_BBRINFO) or -1. */
 int glue_get_info(struct sock *sk, u32 *out)
