@@ -406,7 +406,7 @@ def test_fast_recovery_starts_with_packet_conservation(glue, variant):
 
 @BOTH
 @pytest.mark.xfail(strict=True, reason="bbr2_main.h's packet_conservation is cleared only on leaving "
-                   "recovery, not after the first round its comment documents (issue for the coordinator)")
+                   "recovery, not after the first round its comment and the drafts say (a departure this test found)")
 def test_packet_conservation_ends_after_one_round(glue, variant):
     """The drafts (and the module's BBRModulateCwndForRecovery() comment: "packet conservation holds for one
     round"): after one round trip in fast recovery packet_conservation is false and cwnd grows again by the

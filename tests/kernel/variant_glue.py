@@ -343,6 +343,45 @@ BBR2_MUTATIONS = {
         ("bbr2_main.h", "P(full_loss_cnt), rs->lost,", "P(full_loss_cnt), rs->losses,"),
     "bbr2/3: lower bounds cut while probing too":
         ("bbr2_main.h", "if (!bbr2_is_probing_bw(b->state) && b->loss_in_round) {", "if (b->loss_in_round) {"),
+    "bbr2/3: an RTO not counted as the end of a round":
+        ("bbr2_main.h", "b->full_bw = 0;\n\t\tb->round_start = 1;",
+         "b->full_bw = 0;\n\t\tb->round_start = 0;"),
+    "bbr2/3: an RTO keeps the full-bandwidth count":
+        ("bbr2_main.h", "b->full_bw = 0;\n\t\tb->round_start = 1;",
+         "b->round_start = 1;"),
+    "bbr2/3: BBRSaveCwnd keeps an older, larger prior_cwnd outside recovery":
+        ("bbr2_main.h", "b->prior_cwnd = tcp_snd_cwnd(tp);\n\telse",
+         "b->prior_cwnd = max(b->prior_cwnd, tcp_snd_cwnd(tp));\n\telse"),
+    "bbr2/3: BBRSaveCwnd in recovery overwrites prior_cwnd with the cut cwnd":
+        ("bbr2_main.h", "else\n\t\tb->prior_cwnd = max(b->prior_cwnd, tcp_snd_cwnd(tp));",
+         "else\n\t\tb->prior_cwnd = tcp_snd_cwnd(tp);"),
+    "bbr2/3: leaving recovery without restoring the saved cwnd":
+        ("bbr2_main.h", "cwnd = max(cwnd, b->prior_cwnd);\n\t\tb->packet_conservation = 0;",
+         "b->packet_conservation = 0;"),
+    "bbr2/3: entering fast recovery keeps cwnd less the lost instead of in-flight + ACKed":
+        ("bbr2_main.h", "cwnd = tcp_packets_in_flight(tp) + acked;",
+         "(void)acked;"),
+    "bbr2/3: no packet conservation in fast recovery":
+        ("bbr2_main.h", "if (b->packet_conservation) {",
+         "if (0) {"),
+    "bbr2/3: an undone recovery keeps the lower bounds":
+        ("bbr2_main.h", "bbr2_reset_full_bw(b);\n\tbbr2_reset_lower_bounds(b);\n\treturn",
+         "bbr2_reset_full_bw(b);\n\treturn"),
+    "bbr2/3: restart from idle without the app-limited check":
+        ("bbr2_main.h", "if (event == CA_EVENT_TX_START && tp->app_limited) {",
+         "if (event == CA_EVENT_TX_START) {"),
+    "bbr2/3: restart from idle keeps the phase's pacing gain":
+        ("bbr2_main.h", "bbr2_set_pacing_rate(sk, bbr2_bw(b), BBR_UNIT);",
+         "bbr2_set_pacing_rate(sk, bbr2_bw(b), b->pacing_gain);"),
+    "bbr2/3: ProbeRTT entered on an expired min_rtt despite an idle restart":
+        ("bbr2_main.h", "probe_rtt_expired && !b->idle_restart) {",
+         "probe_rtt_expired) {"),
+    "bbr2/3: idle_restart not cleared by an ACK delivering data":
+        ("bbr2_main.h", "if (rs->delivered > 0)\n\t\tb->idle_restart = 0;",
+         "if (0)\n\t\tb->idle_restart = 0;"),
+    "bbr2/3: restart from idle in ProbeRTT does not check ProbeRTT's end":
+        ("bbr2_main.h", "else if (b->state == BBR2_PROBE_RTT)\n\t\t\tbbr2_check_probe_rtt_done(sk);",
+         "else if (b->state == BBR2_PROBE_RTT)\n\t\t\t(void)0;"),
 }
 
 ALL_MUTATIONS = {**MUTATIONS, **EXTRA_MUTATIONS, **BBR2_MUTATIONS}
