@@ -426,6 +426,25 @@ def test_packet_conservation_ends_after_one_round(glue, variant):
     g.free(sk)
 
 
+def test_bbr_v1_packet_conservation_ends_after_one_round(glue):
+    """The control for the expected failure above: Linux's BBR (v1), compiled unpatched, in the same
+    situation starts fast recovery at 100 in flight + 5 ACKed = 105 and ends packet conservation at the
+    next round's start (bbr_update_bw), so cwnd then grows by the 10 ACKed: 115."""
+    g = glue("bbr")
+    sk = g.socket(MIN_RTT, MIN_RTT, NOW, delivered=D, snd_cwnd=150, packets_out=100)
+    vg.probe_bw(g, sk, BW_PPS, 2, 1.0)
+    g.ssthresh(sk)
+    g.set_ca_state(sk, RECOVERY)
+    g.ack(sk, rtt_us=MIN_RTT, delivered=100, interval_us=MIN_RTT, prior_delivered=D - 100, acked_sacked=5,
+          prior_in_flight=100)
+    assert (g.get(sk, BBR, "packet_conservation"), cwnd(g, sk)) == (1, 105)
+    g.set(sk, TCP, delivered=D + 200)
+    g.ack(sk, rtt_us=MIN_RTT, delivered=100, interval_us=MIN_RTT, prior_delivered=D + 100,
+          acked_sacked=10, prior_in_flight=100)
+    assert (g.get(sk, BBR, "packet_conservation"), cwnd(g, sk)) == (0, 115)
+    g.free(sk)
+
+
 @BOTH
 def test_undone_recovery_forgets_the_lower_bounds(glue, variant):
     """A spurious recovery undone (tcp_undo_cwnd_reduction sets cwnd to undo_cwnd's value). The module's
