@@ -260,8 +260,10 @@ def _source_policy(source: dict):
     with that checksum in the source archive's manifest; None when neither says."""
     if source.get("resolution"):
         return source["resolution"]
+    if not source.get("archive"):
+        return None
     try:
-        rows = read_manifest(source.get("archive") or "")
+        rows = read_manifest(source["archive"])
     except (OSError, ArchiveError, KeyError, ValueError):
         return None
     for row in rows.values():
