@@ -340,6 +340,7 @@ static void bbr2_update_round_and_max_bw(struct sock *sk, const struct rate_samp
 	if (!before(rs->prior_delivered, b->next_rtt_delivered)) {
 		b->next_rtt_delivered = tp->delivered;
 		b->round_start = 1;
+		b->packet_conservation = 0;	/* held for one round */
 		if (b->rounds_since_probe < bbr2_max_probe_rounds)
 			b->rounds_since_probe++;
 	}

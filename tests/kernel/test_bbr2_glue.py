@@ -405,8 +405,6 @@ def test_fast_recovery_starts_with_packet_conservation(glue, variant):
 
 
 @BOTH
-@pytest.mark.xfail(strict=True, reason="bbr2_main.h's packet_conservation is cleared only on leaving "
-                   "recovery, not after the first round its comment and the drafts say (a departure this test found)")
 def test_packet_conservation_ends_after_one_round(glue, variant):
     """The drafts (and the module's BBRModulateCwndForRecovery() comment: "packet conservation holds for one
     round"): after one round trip in fast recovery packet_conservation is false and cwnd grows again by the
@@ -427,7 +425,8 @@ def test_packet_conservation_ends_after_one_round(glue, variant):
 
 
 def test_bbr_v1_packet_conservation_ends_after_one_round(glue):
-    """The control for the expected failure above: Linux's BBR (v1), compiled unpatched, in the same
+    """The control for the test above (written as an expected failure when it found the module holding
+    conservation through all of recovery): Linux's BBR (v1), compiled unpatched, in the same
     situation starts fast recovery at 100 in flight + 5 ACKed = 105 and ends packet conservation at the
     next round's start (bbr_update_bw), so cwnd then grows by the 10 ACKed: 115."""
     g = glue("bbr")

@@ -361,6 +361,8 @@ BBR2_MUTATIONS = {
     "bbr2/3: entering fast recovery keeps cwnd less the lost instead of in-flight + ACKed":
         ("bbr2_main.h", "cwnd = tcp_packets_in_flight(tp) + acked;",
          "(void)acked;"),
+    "bbr2/3: packet conservation held through all of fast recovery, not its first round":
+        ("bbr2_main.h", "b->packet_conservation = 0;\t/* held for one round */", "(void)0;"),
     "bbr2/3: no packet conservation in fast recovery":
         ("bbr2_main.h", "if (b->packet_conservation) {",
          "if (0) {"),
