@@ -19,13 +19,12 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "kernel"))
 sys.path.insert(0, str(ROOT / "bench"))
 import variant_glue as vg  # noqa: E402
-from bench_io import write_text_atomic  # noqa: E402
+from bench_io import pytest_outcomes, write_text_atomic  # noqa: E402
 
 TESTS = ["tests/kernel/test_variant_glue.py", "tests/kernel/test_bbr2_glue.py"]
 
@@ -40,15 +39,7 @@ def run_tests(variants: pathlib.Path, junit: pathlib.Path) -> dict:
                    capture_output=True, text=True)
     if not junit.exists():
         raise RuntimeError(f"pytest wrote no report for {variants}")
-    out = {"passed": 0, "failed": [], "skipped": []}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            out["failed"].append(case.get("name"))
-        elif (skip := case.find("skipped")) is not None and skip.get("type") != "pytest.xfail":
-            out["skipped"].append(skip.get("message", ""))
-        else:
-            out["passed"] += 1
-    return out
+    return pytest_outcomes(junit)
 
 
 def report(results: dict) -> str:

@@ -4,6 +4,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tarfile
@@ -47,6 +48,12 @@ def goodput_by_flow(run_dir, t_from, t_to) -> dict:
 
 
 def write_spec(path: pathlib.Path, text: str) -> pathlib.Path:
+    """Write a test's spec. With BBRLAB_TEST_SEED set (bench/testbed_seeds.py), a spec that names no
+    seed gets that one: the same test on another trajectory of its flows, to find assertions that hold
+    only on the trajectory seed 1 happens to give."""
+    seed = os.environ.get("BBRLAB_TEST_SEED")
+    if seed and not re.search(r"^seed:", text, re.M):
+        text = text.rstrip("\n") + f"\nseed: {int(seed)}\n"
     path.write_text(text)
     return path
 
