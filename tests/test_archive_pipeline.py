@@ -120,6 +120,36 @@ def test_a_changed_module_source_makes_its_archived_runs_stale(tmp_path):
     assert "variant_module" in plan(box, *CONFIG)
 
 
+def test_an_entry_replaced_after_its_copy_was_restored_is_restored_again(tmp_path):
+    """A stale run rerun and archived again keeps its run key (only its module key changed): its copy
+    restored before then must not stand for it. The entry's checksum names a stamp the restore
+    depends on, so that run, and only it, is restored again; nothing boots."""
+    box = copy_pipeline(tmp_path)
+    archive_synthetic_runs(box)
+    runs = [f"results/quick/runs/{EXPERIMENTS[0]}/{j['point']}/rep{j['repetition']}/run.json"
+            for j in jobs(box, EXPERIMENTS[0])]
+    res = snakemake(box, *CONFIG, "--", *runs)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert not set(runs) & set(plan(box, *CONFIG).get("run", []))      # restored: up to date
+    # the first run archived again with other data (same keys): the entry is replaced
+    job = jobs(box, EXPERIMENTS[0])[0]
+    run_dir = box / "staging" / "again" / EXPERIMENTS[0] / job["point"] / f"rep{job['repetition']}"
+    flows = [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": float(f["rtt_ms"]), "start_s": float(f["start_s"]),
+              "stop_s": float(f["stop_s"]), "label": f["label"]} for f in job["flows"]]
+    synth_runs.write_run(run_dir, experiment=EXPERIMENTS[0], point=job["point"], repetition=job["repetition"],
+                         flows=flows, phases={f["flow"]: [(1e9, 30.0)] for f in flows},
+                         qdelay_phases=[(1e9, 5.0)], retrans={f["flow"]: 0 for f in flows})
+    meta = json.loads((run_dir / "run.json").read_text())
+    meta.update(spec=job, run_key=runkey.run_key(job), modules_key=runkey.modules_key(job), profile="quick",
+                git_revision=REVISION)
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    counts = archive.add(box / "data" / "quick", [run_dir], progress=lambda *_: None)
+    assert counts["replaced"] == 1
+    planned = plan(box, *CONFIG).get("run", [])
+    assert [r for r in planned if r in runs] == [runs[0]]
+    assert booted_runs(box) == []
+
+
 def test_a_fresh_clone_rebuilds_the_paper_report_from_its_archive(tmp_path):
     """The paper profile's report (figures, claims, summary, PDF) from its archive alone
     (archived_only=true: the experiments it holds whole): the copy has no kernel, every run is

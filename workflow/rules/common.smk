@@ -152,6 +152,14 @@ def key_stamp(tree, job):
     return f"{tree}/keys/{job['name']}/{job['point']}/rep{job['repetition']}.{bbrrunkey.run_key(job)[:16]}"
 
 
+def entry_stamp(tree, job, row):
+    """The stamp named by the checksum of the archive entry a run is restored from (manifest sha256): a
+    restored run depends on it, so an entry replaced after its copy was restored (a stale run rerun
+    and archived again, with new module keys but the same run key) is restored again. The tarball
+    itself is an `ancient` input: in a clone its modification time says nothing."""
+    return f"{tree}/keys/{job['name']}/{job['point']}/rep{job['repetition']}.{row['sha256'][:16]}"
+
+
 def module_files(jobs):
     """Testbed modules of the BBR variants these runs' flows use."""
     return [f"{MODULES}/{m}.ko" for m in bbrmodules.needed(jobs)]
@@ -193,7 +201,7 @@ def run_inputs(wildcards):
     job = run_job(wildcards)
     row = archived(job) if ARCHIVE else None
     if row is not None:      # restored, not booted: the archived tarball instead of kernel and modules
-        return {"key": key_stamp(RES, job), "archived": ancient(
+        return {"key": key_stamp(RES, job), "entry": entry_stamp(RES, job, row), "archived": ancient(
             str(bbrarchive.entry_path(ARCHIVE, job["name"], job["point"], job["repetition"])))}
     return {
         "key": key_stamp(RES, job),

@@ -47,7 +47,7 @@ def control_run_inputs(wildcards):
     job = control_job(wildcards)
     held = control_held(job)
     if held is not None:     # restored, not booted
-        return {"key": key_stamp(CONTROL_TREE, job), "archived": ancient(
+        return {"key": key_stamp(CONTROL_TREE, job), "entry": entry_stamp(CONTROL_TREE, job, held[0]), "archived": ancient(
             str(bbrarchive.entry_path(held[1], job["name"], job["point"], job["repetition"])))}
     return {"key": key_stamp(CONTROL_TREE, job), "kernel": [KERNEL_STAMP] if BACKEND == "uml" else [],
             "modules": module_files([job]) if BACKEND == "uml" else []}
