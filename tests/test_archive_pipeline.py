@@ -43,6 +43,22 @@ def booted_runs(box) -> list:
     return sorted(o for i, o in runs if "build/kernel/ready-" in i)
 
 
+def write_synthetic_run(runs, experiment, job, profile, goodput_mbps=40.0):
+    """A synthetic run of `job` (every flow at goodput_mbps) with the job's keys, in
+    runs/<experiment>/<point>/rep<k>; returns its directory."""
+    flows = [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": float(f["rtt_ms"]), "start_s": float(f["start_s"]),
+              "stop_s": float(f["stop_s"]), "label": f["label"]} for f in job["flows"]]
+    run_dir = runs / experiment / job["point"] / f"rep{job['repetition']}"
+    synth_runs.write_run(run_dir, experiment=experiment, point=job["point"], repetition=job["repetition"],
+                         flows=flows, phases={f["flow"]: [(1e9, goodput_mbps)] for f in flows},
+                         qdelay_phases=[(1e9, 5.0)], retrans={f["flow"]: 0 for f in flows})
+    meta = json.loads((run_dir / "run.json").read_text())
+    meta.update(spec=job, run_key=runkey.run_key(job), modules_key=runkey.modules_key(job), profile=profile,
+                git_revision=REVISION)
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    return run_dir
+
+
 def archive_synthetic_runs(box, profile="quick", experiments=EXPERIMENTS, first=None) -> int:
     """Synthetic runs of every job (or the `first` jobs) of `experiments` in `profile`, with those
     jobs' keys, archived in box/data/<profile> (the profile's default archive); returns how many."""
@@ -50,16 +66,7 @@ def archive_synthetic_runs(box, profile="quick", experiments=EXPERIMENTS, first=
     n = 0
     for experiment in experiments:
         for job in jobs(box, experiment, profile)[:first]:
-            flows = [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": float(f["rtt_ms"]), "start_s": float(f["start_s"]),
-                      "stop_s": float(f["stop_s"]), "label": f["label"]} for f in job["flows"]]
-            run_dir = runs / experiment / job["point"] / f"rep{job['repetition']}"
-            synth_runs.write_run(run_dir, experiment=experiment, point=job["point"], repetition=job["repetition"],
-                                 flows=flows, phases={f["flow"]: [(1e9, 40.0)] for f in flows},
-                                 qdelay_phases=[(1e9, 5.0)], retrans={f["flow"]: 0 for f in flows})
-            meta = json.loads((run_dir / "run.json").read_text())
-            meta.update(spec=job, run_key=runkey.run_key(job), modules_key=runkey.modules_key(job), profile=profile,
-                        git_revision=REVISION)
-            (run_dir / "run.json").write_text(json.dumps(meta))
+            write_synthetic_run(runs, experiment, job, profile)
             n += 1
     counts = archive.add(box / "data" / profile, archive.complete_runs(runs), progress=lambda *_: None)
     assert counts["added"] == n
@@ -132,17 +139,8 @@ def test_an_entry_replaced_after_its_copy_was_restored_is_restored_again(tmp_pat
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     assert not set(runs) & set(plan(box, *CONFIG).get("run", []))      # restored: up to date
     # the first run archived again with other data (same keys): the entry is replaced
-    job = jobs(box, EXPERIMENTS[0])[0]
-    run_dir = box / "staging" / "again" / EXPERIMENTS[0] / job["point"] / f"rep{job['repetition']}"
-    flows = [{"flow": f["flow"], "cc": f["cc"], "rtt_ms": float(f["rtt_ms"]), "start_s": float(f["start_s"]),
-              "stop_s": float(f["stop_s"]), "label": f["label"]} for f in job["flows"]]
-    synth_runs.write_run(run_dir, experiment=EXPERIMENTS[0], point=job["point"], repetition=job["repetition"],
-                         flows=flows, phases={f["flow"]: [(1e9, 30.0)] for f in flows},
-                         qdelay_phases=[(1e9, 5.0)], retrans={f["flow"]: 0 for f in flows})
-    meta = json.loads((run_dir / "run.json").read_text())
-    meta.update(spec=job, run_key=runkey.run_key(job), modules_key=runkey.modules_key(job), profile="quick",
-                git_revision=REVISION)
-    (run_dir / "run.json").write_text(json.dumps(meta))
+    run_dir = write_synthetic_run(box / "staging" / "again", EXPERIMENTS[0], jobs(box, EXPERIMENTS[0])[0], "quick",
+                                  goodput_mbps=30.0)
     counts = archive.add(box / "data" / "quick", [run_dir], progress=lambda *_: None)
     assert counts["replaced"] == 1
     planned = plan(box, *CONFIG).get("run", [])

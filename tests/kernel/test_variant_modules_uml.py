@@ -87,6 +87,11 @@ def share(rows, predicate) -> float:
     return sum(1 for r in rows if predicate(r)) / len(rows)
 
 
+def retransmitted_at(rows) -> list:
+    """t_s of each sample whose retransmission count grew since the one before."""
+    return [b["t_s"] for a, b in zip(rows, rows[1:]) if int(b["retrans_total"]) > int(a["retrans_total"])]
+
+
 def longest_stretch(rows, predicate) -> int:
     """Most consecutive samples satisfying predicate."""
     best = current = 0
@@ -173,7 +178,7 @@ def test_bbr_fca_estimates_cubic_while_competing(variant_run):
     after retransmissions grew), and from 0.5 s after the last of those on it is clear."""
     run = variant_run("bbr_fca")
     alone = run.samples(1, 0, 5.0)
-    grew = [b["t_s"] for a, b in zip(alone, alone[1:]) if int(b["retrans_total"]) > int(a["retrans_total"])]
+    grew = retransmitted_at(alone)
     for r in alone:
         if r["variant_flag"] == "1":
             assert any(0 <= float(r["t_s"]) - float(t) <= 0.5 for t in grew), (r["t_s"], grew)
@@ -182,8 +187,7 @@ def test_bbr_fca_estimates_cubic_while_competing(variant_run):
     assert last_loss < 4.0              # and there is time alone after it
     competing = run.samples(1, 5.0)
     flagged = [r for r in competing if r["variant_flag"] == "1"]
-    losses = [b["t_s"] for a, b in zip(competing, competing[1:]) if int(b["retrans_total"]) > int(a["retrans_total"])]
-    assert len(flagged) >= 3, ("no FCA control while competing", "retransmissions grew at", losses)
+    assert len(flagged) >= 3, ("no FCA control while competing", "retransmissions grew at", retransmitted_at(competing))
     for r in flagged:
         assert float(r["variant_estimate_mbps"]) > 0 and r["bbr_bw_mbps"] == "" and r["bbr_pacing_gain"] == "1.0"
     for r in run.samples(1, 1.0):

@@ -149,7 +149,12 @@ def run_job(wildcards):
 def key_stamp(tree, job):
     """The stamp file named by a run's content key (bbrlab/experiment/runkey.py): a run depends on it, so a
     changed resolved run makes a new stamp and reruns that run only."""
-    return f"{tree}/keys/{job['name']}/{job['point']}/rep{job['repetition']}.{bbrrunkey.run_key(job)[:16]}"
+    return _stamp(tree, job, bbrrunkey.run_key(job))
+
+
+def _stamp(tree, job, digest):
+    """results/<tree>/keys/<experiment>/<point>/rep<k>.<first 16 hex digits of digest> (rule run_key)."""
+    return f"{tree}/keys/{job['name']}/{job['point']}/rep{job['repetition']}.{digest[:16]}"
 
 
 def entry_stamp(tree, job, row):
@@ -157,7 +162,7 @@ def entry_stamp(tree, job, row):
     restored run depends on it, so an entry replaced after its copy was restored (a stale run rerun
     and archived again, with new module keys but the same run key) is restored again. The tarball
     itself is an `ancient` input: in a clone its modification time says nothing."""
-    return f"{tree}/keys/{job['name']}/{job['point']}/rep{job['repetition']}.{row['sha256'][:16]}"
+    return _stamp(tree, job, row["sha256"])
 
 
 def module_files(jobs):
