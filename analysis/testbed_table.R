@@ -2,8 +2,8 @@
 # analysis/testbed_table.R -- "how it was run": the testbed of all runs as a table.
 #
 # Usage:   Rscript analysis/testbed_table.R <runs_root> <out.tex>
-# Inputs:  run.json of every run below <runs_root> (profile, testbed, git_revision,
-#          timings, status, fidelity).
+# Inputs:  run.json of every run below <runs_root> (profile, testbed: its kernel and
+#          module builds' digests too, git_revision, timings, status, fidelity).
 # Outputs: <out.tex>, a two-column booktabs tabular (item, value) as wide as the
 #          text: values wrap. A field that differs between runs lists each value
 #          with its number of runs; git revisions are shortened to 12 digits.
@@ -54,11 +54,27 @@ backend_text <- function(m) {
   sprintf("ns3 (ns-3 %s, %s rules)", m$testbed$ns3_version %||% "?", m$testbed$ns3_rules %||% "ns3")
 }
 
+# The kernel build a run booted, by the first 12 digits of its sha256 (run.json
+# testbed.kernel_sha256; runs from before it was recorded: "(not recorded)").
+kernel_build_text <- function(m) {
+  d <- m$testbed$kernel_sha256
+  if (is.null(d)) NULL else substr(d, 1, 12)
+}
+
+# The variant modules a run loaded, "name sha256[1:12]" each ("none" without one).
+module_builds_text <- function(m) {
+  mods <- m$testbed$modules
+  if (length(mods) == 0) return("none")
+  paste(vapply(mods, function(x) sprintf("%s %s", x$name, substr(x$sha256 %||% "?", 1, 12)), ""),
+        collapse = ", ")
+}
+
 runs <- read_runs(args[1])
 metas <- lapply(runs$runs, `[[`, "meta")
 counts <- verdict_counts(runs$index)
 rows <- tibble(
-  item = c("Runs", "Profile", "Backend", "Clock", "Guest kernel", "Congestion controls",
+  item = c("Runs", "Profile", "Backend", "Clock", "Guest kernel", "Kernel build (sha256)",
+           "Module builds (sha256)", "Congestion controls",
            "Git revision", "Hosts", "Boot time", "Set-up time", "Experiment time", "Wall time per run"),
   value = c(sprintf("%d (%d valid, %d invalid, %d failed)", length(metas), counts[["valid"]],
                     counts[["invalid"]], counts[["failed"]]),
@@ -66,6 +82,8 @@ rows <- tibble(
             field(metas, backend_text),
             field(metas, function(m) m$testbed$clock),
             field(metas, function(m) m$testbed$kernel_release),
+            field(metas, kernel_build_text),
+            field(metas, module_builds_text),
             field(metas, function(m) m$testbed$congestion_controls),
             field(metas, function(m) short_revision(m$git_revision)),
             hosts_text(metas),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rerun archived runs with this checkout and compare their tidy data byte for byte.
 
-    .venv/bin/python bench/archive_replay.py data/paper [--per-paper 1] [--run EXP/POINT/repK ...]
+    .venv/bin/python bench/archive_replay.py data/paper [--per-paper 1 | --replay-set | --run EXP/POINT/repK ...]
                                              [--kernel build/kernel/linux]
                                              [--out bench/results/archive-replay-<date>]
 
@@ -45,6 +45,26 @@ def pick(rows: dict, per_paper: int) -> list:
     return out
 
 
+def replay_set(rows: dict) -> list:
+    """The runs the test suite replays (tests/test_archive_replay.py): for each paper, and for each
+    variant module an archived run loaded, the valid run with the fewest experiment seconds (then
+    wall seconds) among those whose kernel build the manifest records (kernel_sha256: archived
+    since the testbed's builds are reproducible; older entries came from builds no one can
+    rebuild). Each run once, in manifest order."""
+    exps = experiments.load(REPO)[0]
+    eligible = [r for r in rows.values()
+                if r["valid"] == "true" and r.get("kernel_sha256") and r["experiment"] in exps]
+    cost = lambda r: (float(r["experiment_s"]), float(r["wall_s"] or 0), r["experiment"], r["point"])  # noqa: E731
+    groups = {}
+    for r in eligible:
+        groups.setdefault(("paper", exps[r["experiment"]].paper), []).append(r)
+        for item in filter(None, r.get("modules_sha256", "").split(";")):
+            groups.setdefault(("module", item.partition("=")[0]), []).append(r)
+    chosen = {id(min(group, key=cost)): min(group, key=cost) for group in groups.values()}
+    order = {key: k for k, key in enumerate(rows)}
+    return sorted(chosen.values(), key=lambda r: order[(r["experiment"], r["point"], int(r["repetition"]))])
+
+
 def compare(archived: pathlib.Path, rerun: pathlib.Path) -> list:
     """The differences between two runs' tidy data, over the archived files' columns ([] if none)."""
     problems = []
@@ -85,6 +105,8 @@ def main() -> None:
     ap.add_argument("archive", type=pathlib.Path)
     ap.add_argument("--per-paper", type=int, default=1)
     ap.add_argument("--run", action="append", default=[], help="EXPERIMENT/POINT/repK (repeatable)")
+    ap.add_argument("--replay-set", action="store_true",
+                    help="the runs the test suite replays: one per paper and per variant module (replay_set)")
     ap.add_argument("--kernel", default=str(REPO / "build" / "kernel" / "linux"))
     ap.add_argument("--out", type=pathlib.Path)
     args = ap.parse_args()
@@ -97,6 +119,8 @@ def main() -> None:
             if key is None:
                 raise SystemExit(f"archive_replay: {item}: not in {args.archive}/manifest.csv")
             chosen.append(rows[key])
+    elif args.replay_set:
+        chosen = replay_set(rows)
     else:
         chosen = pick(rows, args.per_paper)
     lines = [f"# Archived runs rerun with this checkout ({datetime.date.today()})", "",

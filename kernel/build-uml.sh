@@ -93,6 +93,14 @@ while IFS= read -r line; do
 done < "$fragment"
 [ "$missing" = 0 ] || exit 1
 
+# A reproducible build: the same source, patches, configuration and compiler give the same
+# bytes in any directory, at any time, by any user on any host. Kbuild otherwise writes the
+# time, user, host and build count into the kernel's version string (init_utsname(), which
+# the guest's random_init_early() mixes into its entropy pool: two builds of one source gave
+# other trajectories for the same seed), and debug information names the build directory.
+export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970" KBUILD_BUILD_USER=bbrlab \
+       KBUILD_BUILD_HOST=testbed KBUILD_BUILD_VERSION=1
+export KCFLAGS="-ffile-prefix-map=$out/src/=" KAFLAGS="-ffile-prefix-map=$out/src/="
 echo "build-uml: compiling with $jobs jobs (about 8 minutes on 2 cores)"
 make -s ARCH=um -j"$jobs" linux modules
 make -s ARCH=um modules_prepare

@@ -155,7 +155,10 @@ for name in "${names[@]}"; do
   cp "$variants_dir"/*.h "$work/"
   printf '%s\n' "$params_h" > "$work/${name}_params.h"
   echo "obj-m := $name.o" > "$work/Kbuild"
-  [ ${#arch[@]} -eq 0 ] || echo "ccflags-y := -Werror" >> "$work/Kbuild"
+  # The build directory stays out of the module (its file names, debug information): the same
+  # sources give the same .ko in any checkout.
+  echo "ccflags-y := -ffile-prefix-map=$work/=" >> "$work/Kbuild"
+  [ ${#arch[@]} -eq 0 ] || echo "ccflags-y += -Werror" >> "$work/Kbuild"
   echo "build-variants: building $name.ko against $kdir${arch:+ (${arch[*]})}"
   rm -f "$out/$name.ko" "$out/$name.inputs"
   if ! log=$(make -C "$kdir" "${arch[@]}" M="$work" modules 2>&1); then

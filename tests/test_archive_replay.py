@@ -31,3 +31,63 @@ def test_a_column_the_rerun_has_beyond_the_archived_ones_is_not_a_difference(tmp
     rerun.mkdir(parents=True)
     (rerun / "goodput.csv").write_text("t_s,flow,goodput_mbps,bytes\n0.1,1,10.0,1250\n")
     assert archive_replay.compare(archived, tmp_path / "b") == []
+
+
+# ---- the shipped archive replayed on this machine ----
+
+ARCHIVE = REPO / "data" / "paper"
+
+
+def test_the_replay_set_takes_the_cheapest_recorded_run_per_paper_and_per_module():
+    def row(exp, point, rep, s, kernel="k" * 64, modules=""):
+        return {"experiment": exp, "point": point, "repetition": str(rep), "valid": "true",
+                "experiment_s": str(s), "wall_s": "1", "kernel_sha256": kernel, "modules_sha256": modules}
+    rows = {(r["experiment"], r["point"], int(r["repetition"])): r for r in [
+        row("kim2019_fig02", "a", 1, 60),
+        row("kim2019_bbre_alpha", "b", 1, 120, modules="bbr_e=" + "e" * 64),
+        row("kim2019_bbre_alpha", "c", 1, 30, kernel=""),                 # no recorded build: never
+        row("tang_fig02", "d", 1, 100), row("tang_fig02", "d", 2, 90),
+        row("yang2019_fig04b", "e", 1, 60, modules="bbq=" + "b" * 64 + ";adaptive_bbr=" + "a" * 64)]}
+    chosen = [(r["experiment"], r["point"], r["repetition"]) for r in archive_replay.replay_set(rows)]
+    assert chosen == [("kim2019_bbre_alpha", "b", "1"), ("kim2019_fig02", "a", "1"), ("tang_fig02", "d", "2"),
+                      ("yang2019_fig04b", "e", "1")]
+
+
+def test_archived_runs_replay_byte_identical(kernel, tmp_path):
+    """The promise on the virtual clock: the same spec, seed, kernel build and module builds give
+    the same bytes on any machine. This checkout, on this machine, at this path, with the kernel and
+    modules it built itself, reruns one archived run per paper and per variant module (the cheapest,
+    bench/archive_replay.replay_set) and must give their archived tidy data exactly. The kernel
+    it built must be the archive's build (kernel/build-uml.sh builds reproducibly); a testbed
+    change that no run key sees (the guest's driver, samplers, socket sizing) fails here.
+    About two minutes (two runs at a time)."""
+    import concurrent.futures
+    from bbrlab.data import archive
+    from bbrlab.experiment import experiments
+    from bbrlab.host import digests
+    rows = archive.read_manifest(ARCHIVE)
+    chosen = archive_replay.replay_set(rows)
+    exps = experiments.load(REPO)[0]
+    papers = {exps[r["experiment"]].paper for r in rows.values() if r["experiment"] in exps}
+    assert {exps[r["experiment"]].paper for r in chosen} == papers, "a paper has no archived run from a recorded build"
+    here = digests.sha256_file(kernel)
+    builds = {r["kernel_sha256"] for r in chosen}
+    assert builds == {here}, (
+        f"the testbed kernel built here ({here[:12]}) is not the build the archived runs came from"
+        f" ({', '.join(sorted(b[:12] for b in builds))}): another linux-source-6.1 or compiler, or a build"
+        " that is not reproducible (kernel/build-uml.sh)")
+
+    def replay(k):
+        work = tmp_path / f"run{k}"
+        return archive_replay.replay(ARCHIVE, chosen[k], str(kernel), work)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(replay, range(len(chosen))))
+    differ = [f"{r['experiment']}/{r['point']}/rep{r['repetition']}: {'; '.join(p)}"
+              for r, p in zip(chosen, results) if p]
+    assert not differ, "rerun differs from its archived run:\n" + "\n".join(differ)
+    from bbrlab.host import builds
+    _kernel, modules_here = builds.current_digests(kernel)
+    for r in chosen:                    # the modules the reruns built are the archive's builds
+        for item in filter(None, r["modules_sha256"].split(";")):
+            name, _, digest = item.partition("=")
+            assert modules_here.get(name) == digest, f"{name}.ko built here is not the archived runs' build"

@@ -24,6 +24,7 @@ import pytest
 from bbrlab.experiment import spec
 from bbrlab.host import runner
 from bbrlab.guest import driver as guest
+from bbrlab.guest import vclock
 from bbrlab.host.backends import BackendError, uml
 from conftest import REPO
 
@@ -91,7 +92,44 @@ def test_same_seed_same_series_other_seed_other_series(tmp_path, kernel):
     drops = [json.loads((tmp_path / run / "raw" / "loss.json").read_text()) for run in "abc"]
     assert drops[0] == drops[1] and drops[0] != drops[2]
     for summary, seed in zip(summaries, (11, 11, 12)):       # run.json says where the randomness came from
-        assert summary["testbed"]["randomness"] == {"kernel_seed": seed, "python_hash_seed": str(seed)}
+        assert summary["testbed"]["randomness"] == {"kernel_seed": seed, "python_hash_seed": str(seed),
+                                                    "restarted": True}
+
+
+def test_set_up_work_does_not_change_the_flows(tmp_path, kernel):
+    """The same spec and seed, once with extra guest work at the end of set-up (bench_hooks
+    setup_noise: processes started, random bytes drawn, files written, clock reads; what other
+    versions of the host's binaries that the guest runs would do): byte-identical tidy data.
+    The flows' phase starts at a fixed virtual time with the kernel's generator restarted from
+    the seed (guest/vclock.py, bbrlab.restart); without the restart this fails. About 30 s."""
+    job = spec.expand(spec.resolve(dict(SHORT, seed=5)))[0]
+    noisy = dict(job, setup_noise=20)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda a: runner.execute(a[0], tmp_path / a[1], "uml", kernel=str(kernel),
+                                               progress=lambda m: None), [(job, "quiet"), (noisy, "noisy")]))
+    assert "set-up noise: 20 processes" in (tmp_path / "noisy" / "raw" / "console.log").read_text()
+    for name in ("goodput.csv", "tcp.csv", "queue.csv"):
+        assert (tmp_path / "quiet" / "tidy" / name).read_bytes() == (tmp_path / "noisy" / "tidy" / name).read_bytes(), \
+            f"tidy/{name} differs after extra set-up work"
+
+
+def test_the_flows_phase_starts_on_a_whole_second_after_a_margin():
+    assert vclock.flows_phase_start(12.3) == 13.0
+    assert vclock.flows_phase_start(12.6) == 14.0          # at least MARGIN_S (0.5 s) after the set-up
+    assert vclock.flows_phase_start(12.3 + 2e-6) == 13.0   # microseconds more set-up: the same second
+
+
+def test_the_generator_restarts_only_in_a_seeded_guest_on_the_virtual_clock(tmp_path):
+    knob = tmp_path / "restart"
+    knob.write_text("")
+    assert guest.restart_randomness({"clock": "virtual"}, {"kernel_seed": 9}, knob) is True
+    assert knob.read_text() == "9"
+    knob.write_text("")
+    assert guest.restart_randomness({"clock": "real"}, {"kernel_seed": 9}, knob) is False
+    assert guest.restart_randomness({"clock": "virtual"}, {"kernel_seed": None}, knob) is False
+    assert knob.read_text() == ""
+    with pytest.raises(RuntimeError, match="rebuild it"):       # a seeded guest on an older kernel
+        guest.restart_randomness({"clock": "virtual"}, {"kernel_seed": 9}, tmp_path / "missing")
 
 
 def test_on_the_virtual_clock_the_driver_starts_at_a_fixed_uptime():

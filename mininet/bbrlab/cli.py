@@ -172,16 +172,27 @@ def main(argv=None) -> int:
                 print(f"archive {args.archive_dir}: {counts['repacked']} repacked, {counts['unchanged']} at the "
                       f"present policy, {counts['kept']} of a policy that lacks kept columns (left as they are)")
             else:
+                from .host import builds
+                kernel_sha, module_sha = builds.current_digests()
                 counts = {"fresh": 0, "stale": 0, "missing": 0}
+                other = 0
                 for path in args.specs:
                     jobs = (controls.full_length_runs(path, profile=args.profile) if args.full_length
                             else repetitions.runs(path, profile=args.profile))
                     for job in jobs:
-                        state, _row = archive.lookup_job(args.archive_dir, job)
+                        state, row = archive.lookup_job(args.archive_dir, job)
                         state = state or "missing"
                         counts[state] += 1
-                        print(f"{state:8} {job['name']}/{job['point']}/rep{job['repetition']}")
+                        why = archive.other_build(row, kernel_sha, module_sha) if row else ""
+                        other += bool(why)
+                        print(f"{state:8} {job['name']}/{job['point']}/rep{job['repetition']}"
+                              + (f"   other build: {why}" if why else ""))
                 print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
+                if kernel_sha is None:
+                    print("no testbed kernel built here (build/kernel/linux): builds not compared")
+                elif other:
+                    print(f"{other} archived run(s) came from another kernel or module build than this checkout's:"
+                          " a rerun may give other bytes (docs/clocks-and-fidelity.md)")
         elif args.command == "add-repetitions":
             add_repetitions(args.claims, args.profile, args.dry_run)
         elif args.command == "tidy":

@@ -331,6 +331,8 @@ def test_testbed_table(tree, tmp_path):
     assert "Runs & 4 (2 valid, 1 invalid, 1 failed) \\\\" in tex
     assert "Congestion controls & reno, cubic, bbr \\\\" in tex
     assert "Hosts & (not recorded) \\\\" in tex      # the synthetic runs name no host
+    assert "Kernel build (sha256) & 0123456789ab \\\\" in tex
+    assert "Module builds (sha256) & none \\\\" in tex      # no synthetic run loads a module
 
 
 @pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")

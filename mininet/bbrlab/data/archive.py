@@ -82,7 +82,9 @@ from . import columnar
 MANIFEST = "manifest.csv"
 MANIFEST_COLUMNS = ["experiment", "point", "repetition", "seed", "run_key", "modules_key", "profile", "status", "valid",
                     "failed_checks", "git_revision", "host", "wall_s", "host_cpu_s", "experiment_s",
-                    "resolution", "archived_at", "bytes", "sha256"]
+                    "resolution", "archived_at", "bytes", "sha256", "kernel_sha256", "modules_sha256"]
+# Columns added after archives were written: a manifest without them reads them as "" (not recorded).
+LATER_COLUMNS = ("kernel_sha256", "modules_sha256")
 RESOLUTION = ("r3: tidy CSVs column-major, delta- and rate-coded, every kept value exact, no rows thinned; "
               "dropped tcp.csv rttvar_ms min_rtt_ms pacing_rate_mbps bbr_bw_mbps bbr_cwnd_gain "
               "variant_flag bbr_inflight_hi_pkts, queue.csv backlog_bytes sent_pkts drops; "
@@ -134,8 +136,12 @@ def read_manifest(archive) -> dict:
         return {}
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    if rows and set(MANIFEST_COLUMNS) - set(rows[0]):
-        raise ArchiveError(f"{path}: missing columns {sorted(set(MANIFEST_COLUMNS) - set(rows[0]))}")
+    missing = set(MANIFEST_COLUMNS) - set(LATER_COLUMNS) - set(rows[0]) if rows else set()
+    if missing:
+        raise ArchiveError(f"{path}: missing columns {sorted(missing)}")
+    for r in rows:
+        for column in LATER_COLUMNS:
+            r.setdefault(column, "")
     return {(r["experiment"], r["point"], int(r["repetition"])): r for r in rows}
 
 
@@ -229,7 +235,16 @@ def _row(meta: dict, blob: bytes) -> dict:
         "experiment_s": timings.get("experiment_s", ""), "resolution": RESOLUTION,
         "archived_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest(),
+        **build_digests(meta),
     }
+
+
+def build_digests(meta: dict) -> dict:
+    """The kernel and module builds a run came from, as its run.json records them: the kernel's
+    sha256 and "name=sha256" of each module it loaded, joined by ";" ("" where not recorded)."""
+    testbed = meta.get("testbed") or {}
+    return {"kernel_sha256": testbed.get("kernel_sha256") or "",
+            "modules_sha256": ";".join(f"{m['name']}={m.get('sha256', '')}" for m in testbed.get("modules") or [])}
 
 
 def complete_runs(runs_root) -> list:
@@ -395,6 +410,24 @@ def held_row(rows: dict, job: dict, module_keys: dict):
     if names not in module_keys:
         module_keys[names] = runkey.modules_key(job)
     return row if current(row, runkey.run_key(job), module_keys[names]) else None
+
+
+def other_build(row: dict, kernel_sha256, module_sha256: dict) -> str:
+    """Why an archived run came from another testbed build than the given one ("" when it came
+    from the same): its kernel's digest differs or was not recorded, or one of its modules' does
+    (module_sha256: {name: digest of this checkout's build}; a module not built here is not judged).
+    kernel_sha256 None: no kernel built here, nothing judged."""
+    reasons = []
+    if kernel_sha256 is not None:
+        if not row.get("kernel_sha256"):
+            reasons.append("kernel build not recorded")
+        elif row["kernel_sha256"] != kernel_sha256:
+            reasons.append(f"kernel {row['kernel_sha256'][:12]} (here {kernel_sha256[:12]})")
+    for item in filter(None, (row.get("modules_sha256") or "").split(";")):
+        name, _, digest = item.partition("=")
+        if name in module_sha256 and digest != module_sha256[name]:
+            reasons.append(f"{name}.ko {digest[:12]} (here {module_sha256[name][:12]})")
+    return "; ".join(reasons)
 
 
 def lookup_job(archive, job: dict):

@@ -9,6 +9,10 @@ spec: the spec schema has none of these keys):
                           at the phase boundaries and during the run (procacct.py)
     receiver_lowat_bytes  bench/host_cost_profile.py: SO_RCVLOWAT on each flow's receiver
                           once it is connected (rcvlowat.py)
+    setup_noise           tests/test_determinism.py: extra guest work at the end of set-up
+                          (that many processes started, random bytes drawn, files written and
+                          clock reads), as another host's binaries would do; the flows' data
+                          must not change (vclock.py)
 
 driver.py calls for_job(job, raw, log) once and then the hooks' methods at its phase boundaries.
 For a job without any of these keys it gets NO_HOOKS, whose methods do nothing and import
@@ -18,7 +22,7 @@ import pathlib
 import subprocess
 import sys
 
-HOOK_KEYS = ("driver_profile", "proc_accounting", "receiver_lowat_bytes")
+HOOK_KEYS = ("driver_profile", "proc_accounting", "receiver_lowat_bytes", "setup_noise")
 
 
 class Hooks:
@@ -83,6 +87,21 @@ class BenchHooks(Hooks):
             self.profile.dump_stats(str(self.raw / "driver_setup.pstats"))
         if self.marks is not None:
             self.marks["setup_done"] = self.procacct.global_counters()
+        if self.job.get("setup_noise"):
+            self._setup_noise(int(self.job["setup_noise"]))
+
+    def _setup_noise(self, n: int) -> None:
+        """n processes started, n * 64 random bytes drawn (getrandom), n files written and n * 100
+        clock reads: the kinds of set-up work that differ between hosts' binaries."""
+        import os
+        import time
+        for k in range(n):
+            subprocess.run(["true"], check=True)
+            os.urandom(64)
+            (self.raw / f"noise_{k}.tmp").write_bytes(os.urandom(16))
+            for _ in range(100):
+                time.monotonic()
+        self.log(f"set-up noise: {n} processes, {n * 64} random bytes, {n} files, {n * 100} clock reads")
 
     def samplers_started(self, t0: float, tail_s: float) -> None:
         """With proc_accounting: records mark "samplers_started" and starts procacct's snapshot thread

@@ -40,7 +40,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import bench_hooks, offloads, phases, samplers, shaping, topology, traffic
+from . import bench_hooks, offloads, phases, samplers, shaping, topology, traffic, vclock
 from ..data import capture
 
 OVS_RUN = "/var/run/openvswitch"
@@ -109,9 +109,9 @@ OVS_CPU_COUNT_READY_S = 10.5     # CLOCK_MONOTONIC age before ovs-vswitchd count
 # random PROBE_BW phase. So the same spec and seed gave other tidy data for another layout,
 # and 131 extra clock reads at the driver's start alone did the same. Waiting here until a
 # fixed uptime, far beyond what the start takes (0.5 to 0.6 ms), starts the experiment at the
-# same guest time whatever the start cost (tests/test_determinism.py). What it cannot cover:
-# guest work that differs AFTER this point still moves the timeline (measured: one more file
-# written during set-up changed the tidy data).
+# same guest time whatever the start cost (tests/test_determinism.py). Guest work that differs
+# after this point (the set-up runs the host's ip, tc, ping and Python) is covered by the flows'
+# fixed start with the kernel's generator restarted there (vclock.py, restart_randomness).
 VIRTUAL_START_S = 0.1
 
 
@@ -206,6 +206,7 @@ def module_state(job: dict, raw: pathlib.Path, sys_module: str = "/sys/module") 
 
 
 KERNEL_SEED_MESSAGE = re.compile(r"random: seeded from bbrlab\.seed=(\d+), not from the host")
+RESTART = pathlib.Path("/sys/module/bbrlab/parameters/restart")
 
 
 def randomness(kernel_log: str) -> dict:
@@ -215,6 +216,19 @@ def randomness(kernel_log: str) -> dict:
     found = KERNEL_SEED_MESSAGE.search(kernel_log)
     return {"kernel_seed": int(found.group(1)) if found else None,
             "python_hash_seed": os.environ.get("PYTHONHASHSEED")}
+
+
+def restart_randomness(job: dict, seeding: dict, restart=RESTART) -> bool:
+    """In a seeded guest on the virtual clock, restart the kernel's generator from the run's seed
+    (kernel/patches/uml-seeded-random.patch, bbrlab.restart): what the flows draw then depends on
+    the seed and on what happens from now on, not on the set-up before (vclock.py). Returns whether
+    it restarted; a seeded guest whose kernel lacks the parameter is an error (an older kernel)."""
+    if job.get("clock") != "virtual" or seeding.get("kernel_seed") is None:
+        return False
+    if not restart.exists():
+        raise RuntimeError(f"the testbed kernel is seeded but has no {restart}: rebuild it (kernel/build-uml.sh)")
+    restart.write_text(str(seeding["kernel_seed"]))
+    return True
 
 
 def check_congestion_controls(job: dict) -> list:
@@ -417,10 +431,11 @@ def sampler_grid(job: dict) -> tuple:
     return tick_ms / 1000, sock_ms // tick_ms, queue_ms // tick_ms
 
 
-def start_samplers(db, job: dict, raw: pathlib.Path, until: float):
-    """Start the single sampler process and wait until its readers are open."""
+def start_samplers(db, job: dict, raw: pathlib.Path, until: float, start: float):
+    """Start the single sampler process, its grid from `start` (epoch s), and wait until its
+    readers are open."""
     tick, every, queue_every = sampler_grid(job)
-    config = {"until": until, "tick_s": tick,
+    config = {"until": until, "start": start, "tick_s": tick,
               "sockets": [{"netns_pid": node.pid, "ports": [traffic.port(f["flow"])], "every": every,
                            "out": str(raw / f"sockets_{node.name}.jsonl")}
                           for i, f in enumerate(job["flows"]) for node in (db.senders[i], db.receivers[i])],
@@ -536,9 +551,7 @@ def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> 
         events.append({"at_s": job["snapshot_at_s"], "kind": "snapshot", "flow": 1, "value": None})
         events.sort(key=lambda e: e["at_s"])
     for event in events:
-        delay = t0 + event["at_s"] - time.time()
-        if delay > 0:
-            time.sleep(delay)
+        vclock.sleep_until(t0 + event["at_s"])
         i = event["flow"] - 1
         if event["kind"] == "snapshot":
             snapshot(db, raw)
@@ -618,19 +631,26 @@ def measure_paths(run: Run) -> None:
 
 
 def start_receivers_and_samplers(run: Run) -> None:
-    """The random loss, the flows' receivers, the sampler and (capture: bottleneck) tcpdump; sets
-    time zero LEAD_S after the sampler runs."""
+    """At the flows' fixed start (vclock.py) the kernel's generator restarts from the seed; then the
+    random loss, the flows' receivers, the sampler (on a grid from that start) and (capture:
+    bottleneck) tcpdump; time zero is LEAD_S after that start."""
     job, raw = run.job, run.raw
+    start = vclock.flows_phase_start(time.time())
+    vclock.sleep_until(start)
+    run.seeding["restarted"] = restart_randomness(job, run.seeding)
     log("starting receivers")
     loss_cmds, run.loss_seeded = apply_loss(run.db, job)
     run.applied += loss_cmds
     run.servers = start_receivers(run.db, job, raw)
     log("starting sampler")
-    until = time.time() + 60 + LEAD_S + job["duration_s"] + TAIL_S
-    run.sampler = start_samplers(run.db, job, raw, until)
+    until = start + 60 + LEAD_S + job["duration_s"] + TAIL_S
+    run.sampler = start_samplers(run.db, job, raw, until, start)
     run.captures = start_captures(run.db, job, raw) if job["capture"] == "bottleneck" else []
-    run.t0 = time.time() + LEAD_S
+    run.t0 = start + LEAD_S
     run.until = run.t0 + job["duration_s"] + TAIL_S
+    if time.time() > run.t0:
+        log(f"warning: receivers and samplers took {time.time() - start:.3f} s to start, past time zero"
+            f" ({LEAD_S:g} s after the flows' phase began): this run's timeline depends on how long they took")
     log(f"time zero in {run.t0 - time.time():.1f} s; run lasts {job['duration_s']:g} s")
     run.hooks.samplers_started(run.t0, TAIL_S)
 

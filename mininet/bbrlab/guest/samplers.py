@@ -5,7 +5,7 @@ bottleneck queue and the guest CPU on a fixed time grid.
     samplers.Forked(CONFIG)    (the experiment driver: the same, forked from it)
 
 CONFIG:
-    {"until": <epoch s>, "tick_s": 0.05,
+    {"until": <epoch s>, "start": <epoch s: the grid's origin; default: now>, "tick_s": 0.05,
      "sockets": [{"netns_pid": 123, "ports": [5201], "out": "raw/sockets_snd1.jsonl",
                   "every": 2}, ...],
      "qdisc": {"dev": "sw1-eth1", "out": "raw/qdisc.jsonl", "every": 1},
@@ -18,7 +18,8 @@ from one loop. That keeps the testbed's own CPU cost low, which matters
 because a busy guest delays the timers that pace and shape the traffic.
 
 Each target writes JSON lines `{"t": <epoch s>, "late_ms": ..., ...}`; sample
-times follow the grid start + k * tick so lateness does not accumulate, and
+times follow the grid start + k * tick (slept to as absolute times, vclock.py) so
+lateness does not accumulate, and
 each wake-up's lateness is recorded (fidelity.py reads it). A line "ready"
 is printed once all readers are open, so the caller can wait for it.
 """
@@ -30,7 +31,7 @@ import socket
 import sys
 import time
 
-from . import netlink
+from . import netlink, vclock
 from .netns import in_netns  # noqa: F401  (driver.py calls it as samplers.in_netns)
 
 TCP_FIELDS = ("state", "ca_state", "snd_mss", "unacked", "sacked", "lost", "retrans", "rtt", "rttvar",
@@ -116,12 +117,12 @@ def run(config: dict) -> None:
     tick, until = config.get("tick_s", 0.05), config.get("until")
     try:                             # a SIGTERM from the moment "ready" is said ends the loop cleanly
         print("ready", flush=True)
-        start, k = time.time(), 0
+        start, k = config.get("start") or time.time(), 0
         while until is None or time.time() < until:
             due = start + k * tick
             now = time.time()
             if now < due:
-                time.sleep(due - now)
+                vclock.sleep_until(due)
                 now = time.time()
             late = round((now - due) * 1e3, 3)
             for (every, _out, sample), f in zip(targets, files):

@@ -15,12 +15,12 @@ only name them are kept for the callers of this module.
                           or found (native) .ko files with their parameters
     describe(modules)     name, params and sha256 of each .ko, for run.json
 """
-import hashlib
 import os
 import pathlib
 import subprocess
 
 from ..experiment import variants as registry
+from . import digests
 from .backends.errors import BackendError
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
@@ -135,4 +135,4 @@ def describe(modules: list) -> list:
     """run.json's record of the loaded modules: name, params, path and the SHA-256 of each .ko
     (which must exist), in the given order."""
     return [{"name": m["name"], "params": m["params"], "path": m["path"],
-             "sha256": hashlib.sha256(pathlib.Path(m["path"]).read_bytes()).hexdigest()} for m in modules]
+             "sha256": digests.sha256_file(m["path"])} for m in modules]

@@ -33,7 +33,7 @@ import tempfile
 import time
 
 from ...experiment import units
-from .. import guest_programs, modules, resources
+from .. import digests, guest_programs, modules, resources
 from ...guest import phases
 from .base import Backend, GuestResult, build_guest_programs, tethered
 from .errors import BackendError
@@ -123,10 +123,11 @@ class UmlBackend(Backend):
         return {"offloads_by_ioctl": True, "start_ovs": True, "teardown": False}
 
     def describe(self) -> dict:
-        """{"backend": "uml", "kernel": the kernel's path, "kernel_release": the release file next to
-        it, None without one}."""
+        """{"backend": "uml", "kernel": the kernel's path, "kernel_sha256": its digest (None when it is
+        missing), "kernel_release": the release file next to it, None without one}."""
         release = self.kernel.parent / "release"
         return {"backend": self.name, "kernel": str(self.kernel),
+                "kernel_sha256": digests.sha256_file(self.kernel) if self.kernel.is_file() else None,
                 "kernel_release": release.read_text().strip() if release.exists() else None}
 
     def command(self, run_dir: pathlib.Path, clock: str, uml_dir: str, mem_mb: int = 1024, seed=None) -> list:
