@@ -53,6 +53,22 @@ def write_labels(paths, profile, out=None) -> None:
         tmp.rename(out)
 
 
+def add_limit_flags(parser) -> None:
+    """--max-runs and --max-flows: raise the caps on runs per spec and flows per run (spec.LIMITS)."""
+    parser.add_argument("--max-runs", type=int, metavar="N",
+                        help=f"allow up to N runs per spec (default {spec.LIMITS['runs']}); each run boots one "
+                             "testbed for its duration, about 1 to 6 host CPU-s per experiment second")
+    parser.add_argument("--max-flows", type=int, metavar="N",
+                        help=f"allow up to N flows per run (default {spec.LIMITS['flows']}); each flow is a "
+                             "sender and a receiver in the one testbed guest, which then may not keep up "
+                             "(the fidelity checks judge it)")
+
+
+def limits_of(args) -> dict:
+    """The spec.LIMITS a command's --max-runs/--max-flows give."""
+    return {k: v for k, v in (("runs", args.max_runs), ("flows", args.max_flows)) if v is not None}
+
+
 def main(argv=None) -> int:
     """`bbrlab <command>` (module docstring); returns the exit status: 0 done, 2 invalid spec,
     3 a backend cannot run here (or bad arguments for it), 4 a run failed."""
@@ -61,9 +77,11 @@ def main(argv=None) -> int:
     p_val = sub.add_parser("validate", help="validate specs")
     p_val.add_argument("specs", nargs="+")
     p_val.add_argument("--profile")
+    add_limit_flags(p_val)
     p_runs = sub.add_parser("runs", help="list the runs of a spec as JSON")
     p_runs.add_argument("spec")
     p_runs.add_argument("--profile")
+    add_limit_flags(p_runs)
     p_lab = sub.add_parser("labels", help="CSV of the sweep points' human labels (experiment,point,label)")
     p_lab.add_argument("specs", nargs="+")
     p_lab.add_argument("--profile")
@@ -85,6 +103,7 @@ def main(argv=None) -> int:
     p_run.add_argument("--full-length", action="store_true",
                        help="the spec's own duration_s (the paper's transfer) whatever the profile runs: "
                             "a control run of the transfer-length rule (bbrlab/experiment/controls.py)")
+    add_limit_flags(p_run)
     p_arc = sub.add_parser("archive", help="the results archive (bbrlab/data/archive.py)")
     arc = p_arc.add_subparsers(dest="archive_command", required=True)
     p_arc_add = arc.add_parser("add", help="archive a results tree's finished runs")
@@ -128,10 +147,10 @@ def main(argv=None) -> int:
     try:
         if args.command == "validate":
             for path in args.specs:
-                jobs = repetitions.runs(path, profile=args.profile)
+                jobs = repetitions.runs(path, profile=args.profile, limits=limits_of(args))
                 print(f"{path}: ok, {len(jobs)} run(s)")
         elif args.command == "runs":
-            jobs = repetitions.runs(args.spec, profile=args.profile)
+            jobs = repetitions.runs(args.spec, profile=args.profile, limits=limits_of(args))
             print(json.dumps([{"point": j["point"], "repetition": j["repetition"],
                                "dir": str(runner.run_dir_name("", j))} for j in jobs]))
         elif args.command == "labels":
@@ -147,7 +166,8 @@ def main(argv=None) -> int:
                 extra["rules"] = args.ns3_rules
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
                                  clock=args.clock, only_point=args.point, only_rep=args.rep,
-                                 archive=args.archive, full_length=args.full_length, **extra)
+                                 archive=args.archive, full_length=args.full_length,
+                                 limits=limits_of(args), **extra)
         elif args.command == "archive":
             from .data import archive
             if args.archive_command == "add":

@@ -255,7 +255,7 @@ def check_run_count(spec: dict, source="spec", limits=None, n_runs=None) -> None
         from ..host import resources        # a rough host CPU cost per run, for the message
         try:
             per_run = resources.expected_cpu_s({"duration_s": spec["duration_s"], "bottleneck": spec["bottleneck"]})
-            cost = f", about {n * per_run / 3600:,.0f} host CPU-hours at {per_run:,.0f} host CPU-s per run"
+            cost = f", about {n * per_run / 3600:,.1f} host CPU-hours at {per_run:,.0f} host CPU-s per run"
         except (KeyError, TypeError):
             cost = ""
         _fail(source, ["sweep"] if spec.get("sweep") else ["repetitions"],

@@ -175,17 +175,18 @@ def run_dir_name(root, job: dict) -> pathlib.Path:
 
 
 def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_point=None,
-                  only_rep=None, progress=print, archive=None, full_length=False, **backend_args) -> list:
+                  only_rep=None, progress=print, archive=None, full_length=False, limits=None,
+                  **backend_args) -> list:
     """All runs of a spec file (validated up front), one after the other. With `archive` (a
     results archive directory, bbrlab/data/archive.py, or a list of them, looked up in order) a
     run an archive holds with this checkout's keys is restored from it instead of booted; the
     backend is checked only for the others. full_length: the spec's own duration_s (the paper's
     transfer) whatever the profile runs, as the transfer-length rule's control runs
-    (bbrlab/experiment/controls.py)."""
+    (bbrlab/experiment/controls.py). limits: spec.LIMITS raised or lowered (--max-runs, --max-flows)."""
     overrides = {"clock": clock} if clock else {}
     if full_length:
         overrides["duration_s"] = controls.paper_length(path)
-    jobs = repetitions.runs(path, profile=profile, overrides=overrides or None)
+    jobs = repetitions.runs(path, profile=profile, overrides=overrides or None, limits=limits)
     if only_point is not None:
         jobs = [j for j in jobs if j["point"] == only_point]
     if only_rep is not None:
