@@ -12,6 +12,8 @@
                                       move entries (EXPERIMENT/POINT/repK) to another archive, unchanged
     archive status DIR SPEC... [--profile P] [--full-length]
                                       per run of the specs: fresh, stale or missing in the archive
+    archive verify [DIR]              open every entry of an archive (default data/paper): sizes,
+                                      checksums, members, identities; orphan rows and files (exit 5)
     add-repetitions CLAIMS_CSV... [--profile paper] [--dry-run]
                                       one round of the added-repetitions rule (docs/paper-profile.md):
                                       the points of the marginal claims get 3 more seeds
@@ -125,6 +127,10 @@ def main(argv=None) -> int:
     p_arc_st.add_argument("--profile")
     p_arc_st.add_argument("--full-length", action="store_true",
                           help="the specs' runs at their own duration_s (the transfer-length rule's control runs)")
+    p_arc_vf = arc.add_parser("verify", help="open every entry: checksums, members, identities, orphan rows "
+                                             "and files; exit 5 on any problem")
+    p_arc_vf.add_argument("archive_dir", nargs="?", default=str(runner.REPO / "data" / "paper"),
+                          help="the archive (default: data/paper)")
     sub.add_parser("check-native", help="check this host's prerequisites for the native backend")
     p_vag = sub.add_parser("vagrant-run", help="one run on the native backend in the Vagrant VM (vagrant.py)")
     p_vag.add_argument("spec")
@@ -187,6 +193,17 @@ def main(argv=None) -> int:
                         raise archive.ArchiveError(f"{entry}: an entry is EXPERIMENT/POINT/repK")
                     keys.append((parts[0], parts[1], int(parts[2][3:])))
                 print(f"archive: {archive.move(args.archive_dir, args.to, keys)} moved to {args.to}")
+            elif args.archive_command == "verify":
+                import time
+                started = time.monotonic()
+                found = archive.verify(args.archive_dir)
+                for problem in found["problems"]:
+                    print(problem)
+                if found["problems"]:
+                    raise archive.ArchiveError(f"{args.archive_dir}: {len(found['problems'])} problem(s) in "
+                                               f"{found['entries']} entries")
+                print(f"archive {args.archive_dir}: {found['entries']} entries verified (checksums, members, "
+                      f"identities; no orphan rows or files) in {time.monotonic() - started:.0f} s")
             elif args.archive_command == "repack":
                 counts = archive.repack(args.archive_dir, experiments=set(args.experiment))
                 print(f"archive {args.archive_dir}: {counts['repacked']} repacked, {counts['unchanged']} at the "
