@@ -73,7 +73,9 @@ def limits_of(args) -> dict:
 
 def main(argv=None) -> int:
     """`bbrlab <command>` (module docstring); returns the exit status: 0 done, 2 invalid spec,
-    3 a backend cannot run here (or bad arguments for it), 4 a run failed."""
+    3 a backend cannot run here (or bad arguments for it, or a run does not fit this machine),
+    4 a run failed, 5 an archive problem, 6 another process is making the same run into the same
+    directory (nothing started)."""
     parser = argparse.ArgumentParser(prog="bbrlab", description="BBR fairness experiments on an emulated testbed")
     sub = parser.add_subparsers(dest="command", required=True)
     p_val = sub.add_parser("validate", help="validate specs")
@@ -257,6 +259,9 @@ def main(argv=None) -> int:
     except runner.RunFailed as err:
         print(f"bbrlab: run failed: {err}", file=sys.stderr)
         return 4
+    except runner.RunBusy as err:
+        print(f"bbrlab: run in progress elsewhere: {err}", file=sys.stderr)
+        return 6
     except controls.ControlsError as err:
         print(f"bbrlab: transfer-length controls: {err}", file=sys.stderr)
         return 2
