@@ -26,7 +26,7 @@ import tempfile
 import time
 
 from ..experiment import controls, repetitions, runkey, spec
-from . import backends, modules
+from . import backends, modules, sizing
 from ..data import archive, extent, fidelity, tidy
 from .progress import RunProgress
 from .resources import default_timeout
@@ -263,6 +263,7 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
     if not to_run:
         return summaries
     checked = checked_backend(backend, to_run, **backend_args)    # every run's resources, before the first boot
+    sizing.check(to_run, out_root, checked.name)                  # memory and disk of this machine, all runs
     for k, job in enumerate(to_run, 1):
         progress(f"run {k}/{len(to_run)}")
         started = time.time()
