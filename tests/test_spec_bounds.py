@@ -178,3 +178,21 @@ def test_shipped_specs_keep_their_run_keys():
         assert keys == entry["runs"], name
         compared += 1
     assert compared >= len(recorded) // 2, f"only {compared} of {len(recorded)} specs unchanged: refresh the fixture"
+
+
+def test_the_command_line_raises_the_caps_and_warns_of_a_spec_named_like_an_experiment(tmp_path, capsys):
+    from bbrlab import cli
+    path = tmp_path / "many.yaml"
+    path.write_text(json.dumps(dict(BASE, sweep={"bottleneck.rate_mbps": list(range(1, 31))})))
+    assert cli.main(["validate", str(path), "--max-runs", "29"]) == 2
+    assert "30 runs, more than the 29 a spec may have" in capsys.readouterr().err
+    assert cli.main(["validate", str(path), "--max-runs", "30"]) == 0
+    assert "ok, 30 run(s)" in capsys.readouterr().out
+    assert cli.main(["validate", str(path), "--max-flows", "1"]) == 2
+    assert "2 flows (counts included), more than the 1" in capsys.readouterr().err
+    copy = tmp_path / "copy.yaml"
+    copy.write_bytes((REPO / "mininet" / "specs" / "tang" / "tang_fig02.yaml").read_bytes())
+    assert cli.main(["validate", str(copy), str(REPO / "mininet" / "specs" / "tang" / "tang_fig02.yaml")]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {copy} is named 'tang_fig02', like the experiment of mininet/specs/tang/tang_fig02.yaml" in err
+    assert err.count("warning") == 1

@@ -66,6 +66,22 @@ def add_limit_flags(parser) -> None:
                              "(the fidelity checks judge it)")
 
 
+def name_clash(path):
+    """A warning when the spec file at `path` has the name of an experiment of the experiments
+    table (config/experiments.csv) but is not that experiment's spec: its runs would share that
+    experiment's results directories (ROOT/<name>/...) and archive entries; else None."""
+    from .experiment import experiments
+    try:
+        name = spec.parse(pathlib.Path(path).read_bytes(), str(path)).get("name")
+        known = experiments.load(repetitions.REPO)[0].get(name)
+    except (OSError, AttributeError, TypeError, spec.SpecError, experiments.TableError):
+        return None
+    if known is None or (repetitions.REPO / known.spec).resolve() == pathlib.Path(path).resolve():
+        return None
+    return (f"bbrlab: warning: {path} is named {name!r}, like the experiment of {known.spec}: its runs go to "
+            f"the same results directories (<out>/{name}/...) and archive entries as that experiment's")
+
+
 def limits_of(args) -> dict:
     """The spec.LIMITS a command's --max-runs/--max-flows give."""
     return {k: v for k, v in (("runs", args.max_runs), ("flows", args.max_flows)) if v is not None}
@@ -155,6 +171,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "validate":
             for path in args.specs:
+                if name_clash(path):
+                    print(name_clash(path), file=sys.stderr)
                 jobs = repetitions.runs(path, profile=args.profile, limits=limits_of(args))
                 print(f"{path}: ok, {len(jobs)} run(s)")
         elif args.command == "runs":
@@ -167,6 +185,8 @@ def main(argv=None) -> int:
             # SIGTERM (a job kill) unwinds like Ctrl-C, so the testbed is killed and the
             # unfinished run removed; SIGKILL is covered by the backends' tether.
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+            if name_clash(args.spec):
+                print(name_clash(args.spec), file=sys.stderr)
             extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
             if args.ns3_rules:
                 if args.backend != "ns3":
