@@ -178,3 +178,13 @@ def test_add_refuses_a_run_json_that_is_not_its_run(run_dir, tmp_path):
     with pytest.raises(archive.ArchiveError, match="its seed is '2', its spec's seed '7'"):
         archive.add(tmp_path / "archive", [edited], progress=lambda *_: None)
     assert not (tmp_path / "archive" / archive.MANIFEST).exists()
+
+
+def test_an_edited_checksum_and_tarballs_swapped_without_their_rows_are_refused(arch):
+    rewrite_rows(arch, lambda rows: row_of(rows, *RUNS[2]).update(sha256="0" * 64))
+    a, b = (archive.entry_path(arch, *k) for k in RUNS[:2])
+    blob_a, blob_b = a.read_bytes(), b.read_bytes()
+    a.write_bytes(blob_b)
+    b.write_bytes(blob_a)
+    found = problems(arch)
+    assert len(found) == 3 and all("differs from the manifest's" in p or "bytes, the manifest says" in p for p in found)
