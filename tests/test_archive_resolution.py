@@ -258,11 +258,13 @@ def _as_r2(monkeypatch):
 
 
 def utsumi_run(run_dir, tmp_path) -> pathlib.Path:
-    """The captured run as a run of Utsumi & Hasegawa's Fig. 4 (experiment renamed)."""
+    """The captured run as a run of Utsumi & Hasegawa's Fig. 4 (experiment renamed, in run.json
+    and its spec alike)."""
     dest = tmp_path / "uruns" / "utsumi2022_fig04" / "buffer_bdp=128" / "rep1"
     shutil.copytree(run_dir, dest)
     meta = json.loads((dest / "run.json").read_text())
     meta.update(experiment="utsumi2022_fig04", point="buffer_bdp=128", repetition=1)
+    meta["spec"].update(name="utsumi2022_fig04", point="buffer_bdp=128", repetition=1)
     (dest / "run.json").write_text(json.dumps(meta, indent=1))
     return dest
 

@@ -12,6 +12,8 @@
                                       move entries (EXPERIMENT/POINT/repK) to another archive, unchanged
     archive status DIR SPEC... [--profile P] [--full-length]
                                       per run of the specs: fresh, stale or missing in the archive
+    archive verify [DIR]              open every entry of an archive (default data/paper): sizes,
+                                      checksums, members, identities; orphan rows and files (exit 5)
     add-repetitions CLAIMS_CSV... [--profile paper] [--dry-run]
                                       one round of the added-repetitions rule (docs/paper-profile.md):
                                       the points of the marginal claims get 3 more seeds
@@ -53,17 +55,53 @@ def write_labels(paths, profile, out=None) -> None:
         tmp.rename(out)
 
 
+def add_limit_flags(parser) -> None:
+    """--max-runs and --max-flows: raise the caps on runs per spec and flows per run (spec.LIMITS)."""
+    parser.add_argument("--max-runs", type=int, metavar="N",
+                        help=f"allow up to N runs per spec (default {spec.LIMITS['runs']}); each run boots one "
+                             "testbed for its duration, about 1 to 6 host CPU-s per experiment second")
+    parser.add_argument("--max-flows", type=int, metavar="N",
+                        help=f"allow up to N flows per run (default {spec.LIMITS['flows']}); each flow is a "
+                             "sender and a receiver in the one testbed guest, which then may not keep up "
+                             "(the fidelity checks judge it)")
+
+
+def name_clash(path):
+    """A warning when the spec file at `path` has the name of an experiment of the experiments
+    table (config/experiments.csv) but is not that experiment's spec: its runs would share that
+    experiment's results directories (ROOT/<name>/...) and archive entries; else None."""
+    from .experiment import experiments
+    try:
+        name = spec.parse(pathlib.Path(path).read_bytes(), str(path)).get("name")
+        known = experiments.load(repetitions.REPO)[0].get(name)
+    except (OSError, AttributeError, TypeError, spec.SpecError, experiments.TableError):
+        return None
+    if known is None or (repetitions.REPO / known.spec).resolve() == pathlib.Path(path).resolve():
+        return None
+    return (f"bbrlab: warning: {path} is named {name!r}, like the experiment of {known.spec}: its runs go to "
+            f"the same results directories (<out>/{name}/...) and archive entries as that experiment's")
+
+
+def limits_of(args) -> dict:
+    """The spec.LIMITS a command's --max-runs/--max-flows give."""
+    return {k: v for k, v in (("runs", args.max_runs), ("flows", args.max_flows)) if v is not None}
+
+
 def main(argv=None) -> int:
     """`bbrlab <command>` (module docstring); returns the exit status: 0 done, 2 invalid spec,
-    3 a backend cannot run here (or bad arguments for it), 4 a run failed."""
+    3 a backend cannot run here (or bad arguments for it, or a run does not fit this machine),
+    4 a run failed, 5 an archive problem, 6 another process is making the same run into the same
+    directory (nothing started)."""
     parser = argparse.ArgumentParser(prog="bbrlab", description="BBR fairness experiments on an emulated testbed")
     sub = parser.add_subparsers(dest="command", required=True)
     p_val = sub.add_parser("validate", help="validate specs")
     p_val.add_argument("specs", nargs="+")
     p_val.add_argument("--profile")
+    add_limit_flags(p_val)
     p_runs = sub.add_parser("runs", help="list the runs of a spec as JSON")
     p_runs.add_argument("spec")
     p_runs.add_argument("--profile")
+    add_limit_flags(p_runs)
     p_lab = sub.add_parser("labels", help="CSV of the sweep points' human labels (experiment,point,label)")
     p_lab.add_argument("specs", nargs="+")
     p_lab.add_argument("--profile")
@@ -85,6 +123,7 @@ def main(argv=None) -> int:
     p_run.add_argument("--full-length", action="store_true",
                        help="the spec's own duration_s (the paper's transfer) whatever the profile runs: "
                             "a control run of the transfer-length rule (bbrlab/experiment/controls.py)")
+    add_limit_flags(p_run)
     p_arc = sub.add_parser("archive", help="the results archive (bbrlab/data/archive.py)")
     arc = p_arc.add_subparsers(dest="archive_command", required=True)
     p_arc_add = arc.add_parser("add", help="archive a results tree's finished runs")
@@ -106,6 +145,10 @@ def main(argv=None) -> int:
     p_arc_st.add_argument("--profile")
     p_arc_st.add_argument("--full-length", action="store_true",
                           help="the specs' runs at their own duration_s (the transfer-length rule's control runs)")
+    p_arc_vf = arc.add_parser("verify", help="open every entry: checksums, members, identities, orphan rows "
+                                             "and files; exit 5 on any problem")
+    p_arc_vf.add_argument("archive_dir", nargs="?", default=str(runner.REPO / "data" / "paper"),
+                          help="the archive (default: data/paper)")
     sub.add_parser("check-native", help="check this host's prerequisites for the native backend")
     p_vag = sub.add_parser("vagrant-run", help="one run on the native backend in the Vagrant VM (vagrant.py)")
     p_vag.add_argument("spec")
@@ -128,10 +171,12 @@ def main(argv=None) -> int:
     try:
         if args.command == "validate":
             for path in args.specs:
-                jobs = repetitions.runs(path, profile=args.profile)
+                if name_clash(path):
+                    print(name_clash(path), file=sys.stderr)
+                jobs = repetitions.runs(path, profile=args.profile, limits=limits_of(args))
                 print(f"{path}: ok, {len(jobs)} run(s)")
         elif args.command == "runs":
-            jobs = repetitions.runs(args.spec, profile=args.profile)
+            jobs = repetitions.runs(args.spec, profile=args.profile, limits=limits_of(args))
             print(json.dumps([{"point": j["point"], "repetition": j["repetition"],
                                "dir": str(runner.run_dir_name("", j))} for j in jobs]))
         elif args.command == "labels":
@@ -140,6 +185,8 @@ def main(argv=None) -> int:
             # SIGTERM (a job kill) unwinds like Ctrl-C, so the testbed is killed and the
             # unfinished run removed; SIGKILL is covered by the backends' tether.
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+            if name_clash(args.spec):
+                print(name_clash(args.spec), file=sys.stderr)
             extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
             if args.ns3_rules:
                 if args.backend != "ns3":
@@ -147,7 +194,8 @@ def main(argv=None) -> int:
                 extra["rules"] = args.ns3_rules
             runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
                                  clock=args.clock, only_point=args.point, only_rep=args.rep,
-                                 archive=args.archive, full_length=args.full_length, **extra)
+                                 archive=args.archive, full_length=args.full_length,
+                                 limits=limits_of(args), **extra)
         elif args.command == "archive":
             from .data import archive
             if args.archive_command == "add":
@@ -167,6 +215,17 @@ def main(argv=None) -> int:
                         raise archive.ArchiveError(f"{entry}: an entry is EXPERIMENT/POINT/repK")
                     keys.append((parts[0], parts[1], int(parts[2][3:])))
                 print(f"archive: {archive.move(args.archive_dir, args.to, keys)} moved to {args.to}")
+            elif args.archive_command == "verify":
+                import time
+                started = time.monotonic()
+                found = archive.verify(args.archive_dir)
+                for problem in found["problems"]:
+                    print(problem)
+                if found["problems"]:
+                    raise archive.ArchiveError(f"{args.archive_dir}: {len(found['problems'])} problem(s) in "
+                                               f"{found['entries']} entries")
+                print(f"archive {args.archive_dir}: {found['entries']} entries verified (checksums, members, "
+                      f"identities; no orphan rows or files) in {time.monotonic() - started:.0f} s")
             elif args.archive_command == "repack":
                 counts = archive.repack(args.archive_dir, experiments=set(args.experiment))
                 print(f"archive {args.archive_dir}: {counts['repacked']} repacked, {counts['unchanged']} at the "
@@ -231,6 +290,9 @@ def main(argv=None) -> int:
     except runner.RunFailed as err:
         print(f"bbrlab: run failed: {err}", file=sys.stderr)
         return 4
+    except runner.RunBusy as err:
+        print(f"bbrlab: run in progress elsewhere: {err}", file=sys.stderr)
+        return 6
     except controls.ControlsError as err:
         print(f"bbrlab: transfer-length controls: {err}", file=sys.stderr)
         return 2

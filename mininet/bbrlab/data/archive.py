@@ -31,8 +31,14 @@ Contract:
   half-archived.
 - Tarballs are reproducible (sorted members, zeroed owners and times): the same
   run gives the same bytes and checksum.
-- `restore` checks the checksum and unpacks into a hidden directory beside the
-  destination, renamed into place when complete.
+- `restore` checks the checksum and that the tarball's run.json is the run its
+  manifest row names (IDENTITY: experiment, point, repetition, seed, run key,
+  modules key), then unpacks into a hidden directory beside the destination,
+  renamed into place when complete. `add` refuses a run whose run.json does not
+  name the directory it is in or whose run key is not its spec's. `verify`
+  (`bbrlab archive verify`) opens every tarball and reports every entry whose
+  size, checksum, members or identity differ from its row, rows without their
+  tarball and files under runs/ without a row.
 
 What is kept of a run (resolution policy RESOLUTION, named in the manifest's
 `resolution` column so that a later policy can be told apart; compact()):
@@ -122,6 +128,45 @@ ENCODED = ".col"
 
 class ArchiveError(RuntimeError):
     """The archive or a run handed to it is unusable; the message names the file."""
+
+
+# What names an archived run, in its run.json and its manifest row alike: restore() and verify()
+# check that the tarball at an entry's path holds the run its row names.
+IDENTITY = ("experiment", "point", "repetition", "seed", "run_key", "modules_key")
+
+
+def _cell(value) -> str:
+    """A run.json or manifest value as the manifest writes it (None as "")."""
+    return "" if value is None else str(value)
+
+
+def identity_problems(meta: dict, row: dict) -> list:
+    """["field: run.json has A, the row B", ...] for each IDENTITY field in which a run.json
+    (`meta`) and a manifest row differ; [] when the run is the row's."""
+    return [f"{k}: run.json has {_cell(meta.get(k))!r}, the row {_cell(row.get(k))!r}"
+            for k in IDENTITY if _cell(meta.get(k)) != _cell(row.get(k))]
+
+
+def _run_json(blob: bytes, src) -> dict:
+    """The run.json of an entry's tarball; ArchiveError naming `src` when it has none or it is
+    not JSON."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:xz") as tar:
+            member = tar.extractfile("run.json")
+            return json.loads(member.read())
+    except (KeyError, AttributeError, tarfile.TarError, lzma.LZMAError, EOFError, ValueError) as err:
+        raise ArchiveError(f"{src}: no readable run.json ({err})") from None
+
+
+def check_identity(blob: bytes, row: dict, src) -> dict:
+    """The run.json of an entry's tarball when it is the run its manifest row names (IDENTITY);
+    ArchiveError naming the entry and each field that differs otherwise (a tarball put at another
+    entry's path, or rows swapped)."""
+    meta = _run_json(blob, src)
+    problems = identity_problems(meta, row)
+    if problems:
+        raise ArchiveError(f"{src}: holds another run than its manifest row names ({'; '.join(problems)})")
+    return meta
 
 
 def entry_path(archive, experiment, point, repetition) -> pathlib.Path:
@@ -287,6 +332,21 @@ def _source_policy(source: dict):
     return None
 
 
+def run_mismatch(run_dir: pathlib.Path, meta: dict) -> str:
+    """"" when a run's run.json (`meta`) names the run directory it is in
+    (<experiment>/<point>/rep<k>) and its resolved spec (name, point, repetition, seed, those it
+    records) names the same run; else what differs."""
+    where = (run_dir.parents[1].name, run_dir.parent.name, run_dir.name)
+    named = (_cell(meta.get("experiment")), _cell(meta.get("point")), f"rep{_cell(meta.get('repetition'))}")
+    if where != named:
+        return f"it names {'/'.join(named)}, the directory is {'/'.join(where)}"
+    job = meta.get("spec") if isinstance(meta.get("spec"), dict) else {}
+    for field, in_spec in (("experiment", "name"), ("point", "point"), ("repetition", "repetition"), ("seed", "seed")):
+        if in_spec in job and _cell(job[in_spec]) != _cell(meta.get(field)):
+            return f"its {field} is {_cell(meta.get(field))!r}, its spec's {in_spec} {_cell(job[in_spec])!r}"
+    return ""
+
+
 def _to_archive(run_dir: pathlib.Path, rows: dict):
     """(key, meta, held) of a run add() is given, held True when it was restored from the entry
     `rows` holds for it; ArchiveError naming the run when it cannot be archived: not finished, no
@@ -301,6 +361,9 @@ def _to_archive(run_dir: pathlib.Path, rows: dict):
         raise ArchiveError(f"{run_dir}: status {meta.get('status')!r}: only finished runs are archived")
     if not meta.get("run_key"):
         raise ArchiveError(f"{run_dir}: run.json has no run_key (a run from before run keys): rerun it")
+    mismatch = run_mismatch(run_dir, meta)
+    if mismatch:
+        raise ArchiveError(f"{run_dir}: run.json is not this run ({mismatch}): not archived")
     key = (meta["experiment"], meta["point"], int(meta["repetition"]))
     old = rows.get(key)
     source = meta.get("restored_from_archive")
@@ -445,7 +508,18 @@ def _unpack(archive, row: dict, dest: pathlib.Path) -> None:
     blob = src.read_bytes()
     if hashlib.sha256(blob).hexdigest() != row["sha256"]:
         raise ArchiveError(f"{src}: checksum differs from the manifest's (corrupt or replaced by hand)")
+    check_identity(blob, row, src)
     _extract(blob, dest, src)
+
+
+def _member_name(member, src) -> pathlib.PurePosixPath:
+    """A tarball member's name, when it is one an entry may hold (run.json, tidy/*, plain files);
+    ArchiveError naming `src` otherwise."""
+    name = pathlib.PurePosixPath(member.name)
+    if not member.isfile() or name.is_absolute() or ".." in name.parts or \
+            not (member.name == "run.json" or member.name.startswith("tidy/")):
+        raise ArchiveError(f"{src}: unexpected member {member.name!r}")
+    return name
 
 
 def _extract(blob: bytes, dest: pathlib.Path, src) -> None:
@@ -454,10 +528,7 @@ def _extract(blob: bytes, dest: pathlib.Path, src) -> None:
     dest.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r:xz") as tar:
         for member in tar.getmembers():
-            name = pathlib.PurePosixPath(member.name)
-            if not member.isfile() or name.is_absolute() or ".." in name.parts or \
-                    not (member.name == "run.json" or member.name.startswith("tidy/")):
-                raise ArchiveError(f"{src}: unexpected member {member.name!r}")
+            name = _member_name(member, src)
             data = tar.extractfile(member).read()
             if name.suffix == ENCODED and name.parent.name == "tidy":
                 name, data = name.with_suffix(".csv"), columnar.decode(data.decode()).encode()
@@ -531,3 +602,82 @@ def repack(archive, experiments=None, progress=print) -> dict:
         progress(f"archive: repacked {key[0]}/{key[1]}/rep{key[2]} ({int(row['bytes']) / 1024:.0f} -> "
                  f"{len(blob) / 1024:.0f} KiB)")
     return counts
+
+
+def _entry_problems(archive: pathlib.Path, row: dict) -> list:
+    """What is wrong with one manifest row's entry ([] when nothing): its tarball missing, of
+    another size or checksum, not a readable xz tarball of run.json and tidy members that decode,
+    its run.json not the run the row names (IDENTITY) or its run key not its spec's, or its status
+    and validity not the row's."""
+    from ..experiment import runkey
+    src = entry_path(archive, row["experiment"], row["point"], row["repetition"])
+    if not src.is_file():
+        return [f"{src}: listed in the manifest but missing (an orphan row)"]
+    blob = src.read_bytes()
+    if str(len(blob)) != str(row["bytes"]):
+        return [f"{src}: {len(blob)} bytes, the manifest says {row['bytes']}"]
+    if hashlib.sha256(blob).hexdigest() != row["sha256"]:
+        return [f"{src}: checksum differs from the manifest's (corrupt or replaced by hand)"]
+    try:
+        meta = None
+        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:xz") as tar:
+            for member in tar.getmembers():
+                name = _member_name(member, src)
+                data = tar.extractfile(member).read()
+                if member.name == "run.json":
+                    meta = json.loads(data)
+                elif name.suffix == ENCODED:
+                    columnar.decode(data.decode())
+    except ArchiveError as err:
+        return [str(err)]
+    except (tarfile.TarError, lzma.LZMAError, EOFError, ValueError, columnar.ColumnarError) as err:
+        return [f"{src}: unreadable ({type(err).__name__}: {err})"]
+    if meta is None:
+        return [f"{src}: has no run.json"]
+    problems = identity_problems(meta, row)
+    if problems:
+        return [f"{src}: holds another run than its manifest row names ({'; '.join(problems)})"]
+    out = []
+    if not isinstance(meta.get("spec"), dict) or runkey.run_key(meta["spec"]) != meta.get("run_key"):
+        out.append(f"{src}: its run.json's run_key is not the key of the spec it records")
+    fid = meta.get("fidelity") or {}
+    if _cell(meta.get("status")) != row["status"] or str(bool(fid.get("valid"))).lower() != row["valid"]:
+        out.append(f"{src}: status {meta.get('status')!r} valid {bool(fid.get('valid'))} in run.json, "
+                   f"{row['status']!r} {row['valid']} in the manifest")
+    return out
+
+
+def verify(archive, progress=None) -> dict:
+    """Check a whole archive: every manifest row's entry (_entry_problems: size, checksum, every
+    member read and decoded, identity, run key), rows given twice, and every file under runs/
+    that no row names (an orphan file: a tarball without its row, a leftover temporary file).
+    Returns {"entries": rows checked, "problems": [message naming the file, ...]}; nothing is
+    written. `progress(k, n)`, when given, is called after each entry."""
+    archive = pathlib.Path(archive)
+    path = archive / MANIFEST
+    if not path.is_file():
+        raise ArchiveError(f"{path}: no manifest (not an archive)")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if rows and set(MANIFEST_COLUMNS) - set(rows[0]):
+        raise ArchiveError(f"{path}: missing columns {sorted(set(MANIFEST_COLUMNS) - set(rows[0]))}")
+    problems, seen = [], set()
+    for k, row in enumerate(rows, 1):
+        key = (row["experiment"], row["point"], row["repetition"])
+        if key in seen:
+            problems.append(f"{path}: row {k + 1} gives {'/'.join(key)} again")
+        seen.add(key)
+        if not row["repetition"].isdigit():
+            problems.append(f"{path}: row {k + 1}: repetition {row['repetition']!r} is not a number")
+            continue
+        problems += _entry_problems(archive, row)
+        if progress:
+            progress(k, len(rows))
+    expected = {entry_path(archive, r["experiment"], r["point"], r["repetition"])
+                for r in rows if r["repetition"].isdigit()}
+    runs = archive / "runs"
+    if runs.is_dir():
+        for found in sorted(p for p in runs.rglob("*") if p.is_file() or p.is_symlink()):
+            if found not in expected:
+                problems.append(f"{found}: a file under runs/ that no manifest row names (an orphan file)")
+    return {"entries": len(rows), "problems": problems}

@@ -68,10 +68,11 @@ def added(profile, root=REPO) -> dict:
     return out
 
 
-def runs(path, profile=None, overrides=None, root=REPO) -> list:
-    """The resolved runs of a spec file in a profile, with the points' added repetitions."""
-    loaded = spec.load(path, profile=profile, overrides=overrides)
-    return spec.expand(loaded, added(profile, root).get(loaded["name"]) if profile else None)
+def runs(path, profile=None, overrides=None, root=REPO, limits=None) -> list:
+    """The resolved runs of a spec file in a profile, with the points' added repetitions.
+    `limits`: spec.LIMITS raised or lowered (spec.load)."""
+    loaded = spec.load(path, profile=profile, overrides=overrides, limits=limits)
+    return spec.expand(loaded, added(profile, root).get(loaded["name"]) if profile else None, limits)
 
 
 def next_round(claims_rows, profile, base_repetitions, root=REPO) -> list:

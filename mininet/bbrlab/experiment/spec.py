@@ -13,12 +13,20 @@ mininet/specs/<paper>/ and docs/specs.md). Loading it
    labels.py, or the spec's `point_labels` override).
 
 Every problem is raised as SpecError naming the file, the field and the
-reason, before anything is booted.
+reason, before anything is booted. What is checked beyond the schema's
+bounds: the file is UTF-8 YAML of at most MAX_SPEC_BYTES with no key given
+twice in one mapping; every number anywhere in it is finite (no .nan, .inf);
+every profile's overrides give a valid spec, whether or not that profile is
+selected, a problem named by its full path (profiles.paper.duration_s); the
+runs' seeds stay in the kernel's range (0..2**64-1); a spec has at most
+LIMITS["runs"] runs and a run at most LIMITS["flows"] flows (a caller may
+raise them: `bbrlab validate/run --max-runs/--max-flows`).
 """
 import copy
 import hashlib
 import itertools
 import json
+import math
 import pathlib
 import re
 
@@ -65,8 +73,24 @@ FIDELITY_DEFAULTS = {
 }
 
 
+# Bounds on the work a spec may ask for before anything is expanded or booted: runs per spec
+# (sweep points x repetitions, the largest spec of mininet/specs/ has 144) and flows per run (the
+# largest has 10). Each run boots one testbed, so a caller who means more raises them knowingly
+# (resolve/load's `limits`, the command line's --max-runs and --max-flows).
+LIMITS = {"runs": 2000, "flows": 64}
+MAX_SPEC_BYTES = 1_000_000      # a spec file; the largest of mininet/specs/ is 7 kB
+# The seeds a run hands on (bbrlab.seed=<n> on the kernel command line, netem's loss seeds n + i
+# of flow i) are unsigned 64-bit integers in the kernel.
+MAX_SEED = 2**64 - 1
+
+
 class SpecError(ValueError):
-    """An experiment spec is invalid; the message names field and reason."""
+    """An experiment spec is invalid; the message names field and reason (`path`: the field as a
+    list of keys and 0-based indices, when the problem is one field's)."""
+
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self.path = path
 
 
 def deep_merge(base: dict, over: dict) -> dict:
@@ -86,42 +110,157 @@ def _field(path) -> str:
 
 
 def _fail(source, path, reason):
-    raise SpecError(f"{source}: {_field(path)}: {reason}")
+    raise SpecError(f"{source}: {_field(path)}: {reason}", list(path))
 
 
-def load(path, profile=None, overrides=None) -> dict:
-    """Read, profile-merge and validate a spec file; returns the spec dict."""
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader refusing a mapping that gives one key twice (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _value in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.get(key)
+            except TypeError:
+                continue            # an unhashable key: construct_mapping reports it
+            if first is None:
+                seen[key] = line
+            else:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} given twice (lines {first} and {line})", key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
+def parse(text, source="spec"):
+    """The YAML document of a spec's text (str, or bytes that must be UTF-8): SpecError naming
+    `source` for invalid UTF-8, invalid YAML or a key given twice in one mapping."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = text[:err.start].count(b"\n") + 1
+            raise SpecError(f"{source}: not UTF-8 text: byte 0x{text[err.start]:02x} on line {line}") from None
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as err:
+        raise SpecError(f"{source}: not valid YAML: {err}") from None
+
+
+def load(path, profile=None, overrides=None, limits=None) -> dict:
+    """Read, profile-merge and validate a spec file; returns the spec dict. `limits`: LIMITS
+    raised or lowered ({"runs": n, "flows": n}, either)."""
     path = pathlib.Path(path)
     if not path.is_file():
         raise SpecError(f"{path}: no such spec file")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise SpecError(f"{path}: not valid YAML: {err}") from None
-    return resolve(raw, source=str(path), profile=profile, overrides=overrides)
+    size = path.stat().st_size
+    if size > MAX_SPEC_BYTES:
+        raise SpecError(f"{path}: {size} bytes, more than a spec may have ({MAX_SPEC_BYTES})")
+    raw = parse(path.read_bytes(), str(path))
+    return resolve(raw, source=str(path), profile=profile, overrides=overrides, limits=limits)
 
 
-def resolve(raw, source="spec", profile=None, overrides=None) -> dict:
+def check_finite(value, source="spec", path=()) -> None:
+    """SpecError naming the field (its full path) of the first number in `value` (nested mappings
+    and lists) that is not finite: YAML's .nan, .inf and -.inf pass every bound of a schema."""
+    if isinstance(value, float) and not math.isfinite(value):
+        _fail(source, list(path), f"{value} is not a finite number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_finite(item, source, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_finite(item, source, (*path, i))
+
+
+def resolve(raw, source="spec", profile=None, overrides=None, limits=None) -> dict:
     """A spec mapping (`raw`, as read from YAML) merged with the overrides of `profile` (when its
     `profiles` block has one) and then with `overrides`, validated (validate() and point_labels
-    against every profile's sweep), with `profiles` removed and `profile` set. `raw` is not
-    changed; SpecError naming `source`, the field and the reason on the first problem."""
+    against every profile's sweep), with `profiles` removed and `profile` set. Every other
+    profile's overrides are validated too (merged without `overrides`), a problem of theirs named
+    profiles.<name>.<field>. `raw` is not changed; SpecError naming `source`, the field and the
+    reason on the first problem. `limits`: as load()'s."""
     if not isinstance(raw, dict):
         _fail(source, [], "a spec must be a mapping")
+    check_finite(raw, source)
+    check_finite(overrides or {}, source)
+    limits = dict(LIMITS, **(limits or {}))
     spec = copy.deepcopy(raw)
     profiles = spec.pop("profiles", {}) or {}
     if not isinstance(profiles, dict):
         _fail(source, ["profiles"], "must be a mapping of profile name to overrides")
+    for name, over in profiles.items():
+        if not isinstance(over, dict):
+            _fail(source, ["profiles", name], "overrides must be a mapping")
+    base = spec
     if profile and profile in profiles:
-        if not isinstance(profiles[profile], dict):
-            _fail(source, ["profiles", profile], "overrides must be a mapping")
         spec = deep_merge(spec, profiles[profile])
     if overrides:
         spec = deep_merge(spec, overrides)
-    validate(spec, source)
+    _validate_profile(spec, profiles.get(profile) if profile else None, profile, source, limits, selected=True)
+    for name, over in profiles.items():
+        if name != profile:
+            _validate_profile(deep_merge(base, over), over, name, source, limits)
     _validate_point_labels(spec, raw, profiles, source)
     spec["profile"] = profile
     return spec
+
+
+def _validate_profile(spec: dict, over, name, source, limits, selected=False) -> None:
+    """validate() of one profile's merged spec; a problem in a field the profile's
+    overrides `over` give is named profiles.<name>.<field>; another one as validate() names it
+    for the selected profile, "in profile <name>" for another."""
+    try:
+        validate(spec, source, limits)
+    except SpecError as err:
+        if not over or (selected and not (err.path is not None and _overrides_path(over, err.path))):
+            raise
+        path = err.path
+        reason = str(err)[len(f"{source}: "):] if str(err).startswith(f"{source}: ") else str(err)
+        if path is not None and _overrides_path(over, path):
+            reason = reason[len(_field(path)) + 2:] if reason.startswith(_field(path) + ": ") else reason
+            raise SpecError(f"{source}: {_field(['profiles', name, *path])}: {reason}",
+                            ["profiles", name, *path]) from None
+        raise SpecError(f"{source}: in profile {name}: {reason}", path) from None
+
+
+def _overrides_path(over, path) -> bool:
+    """Whether the overrides `over` give the field at `path` or a mapping or list holding it."""
+    node = over
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list):
+            return True           # a list of the overrides replaces the spec's whole list
+        else:
+            return False
+    return True
+
+
+def run_count(spec: dict) -> int:
+    """How many runs a validated spec expands to (before added repetitions): its sweep points
+    times its repetitions, without expanding anything."""
+    points = 1
+    for values in (spec.get("sweep") or {}).values():
+        points *= len(values)
+    return points * spec.get("repetitions", DEFAULTS["repetitions"])
+
+
+def check_run_count(spec: dict, source="spec", limits=None, n_runs=None) -> None:
+    """SpecError when the spec has more runs than limits["runs"] (LIMITS), saying what they cost."""
+    cap = dict(LIMITS, **(limits or {}))["runs"]
+    n = run_count(spec) if n_runs is None else n_runs
+    if n > cap:
+        from ..host import resources        # a rough host CPU cost per run, for the message
+        try:
+            per_run = resources.expected_cpu_s({"duration_s": spec["duration_s"], "bottleneck": spec["bottleneck"]})
+            cost = f", about {n * per_run / 3600:,.1f} host CPU-hours at {per_run:,.0f} host CPU-s per run"
+        except (KeyError, TypeError):
+            cost = ""
+        _fail(source, ["sweep"] if spec.get("sweep") else ["repetitions"],
+              f"{n:,} runs, more than the {cap:,} a spec may have (each run boots one testbed{cost});"
+              f" give --max-runs {n} to run them all anyway")
 
 
 def point_names(sweep: dict) -> list:
@@ -154,22 +293,53 @@ def _validate_point_labels(spec: dict, raw: dict, profiles: dict, source) -> Non
                   f" (points: {', '.join(sorted(known)) or 'none'})")
 
 
-def validate(spec: dict, source="spec") -> None:
+def _schema_message(err) -> str:
+    """A schema error's message, short whatever the size of the value it is about (jsonschema's
+    own message quotes the whole value: a long list would be echoed whole)."""
+    instance, limit = err.instance, err.validator_value
+    if len(err.message) <= 200:
+        return err.message
+    if err.validator in ("maxItems", "minItems") and isinstance(instance, list):
+        return f"has {len(instance)} items; {'at most' if err.validator == 'maxItems' else 'at least'} {limit} allowed"
+    if err.validator in ("maxLength", "minLength") and isinstance(instance, str):
+        return f"is {len(instance)} characters long; {'at most' if err.validator == 'maxLength' else 'at least'} {limit} allowed"
+    if err.validator in ("maxProperties", "minProperties") and isinstance(instance, dict):
+        return f"has {len(instance)} entries; {'at most' if err.validator == 'maxProperties' else 'at least'} {limit} allowed"
+    shown = repr(instance)
+    message = err.message.replace(shown, f"{shown[:60]}... ({type(instance).__name__} of {len(shown)} characters)")
+    return message[:300] + (" ..." if len(message) > 300 else "")
+
+
+def _bdp_rtt_ms(spec: dict):
+    """The RTT a buffer_bdp is counted at: bdp_rtt_ms, else the longest flow's RTT."""
+    bn = spec["bottleneck"]
+    return bn.get("bdp_rtt_ms", max(f["rtt_ms"] for f in spec["flows"]))
+
+
+def validate(spec: dict, source="spec", limits=None) -> None:
     """Raise SpecError, naming `source`, the field and the reason, for the first problem of a
     profile-merged spec: the schema (spec_schema.yaml), then the rules a schema cannot express
     (one buffer size, RED's thresholds, whole-millisecond sample intervals, flow times inside the
     run, known congestion controls and their shared module parameters, combinations of fields
-    that exclude each other, changes naming existing flows) and every sweep value applied."""
+    that exclude each other, changes naming existing flows), every number finite, the runs' and
+    flows' caps (`limits`, LIMITS), the seeds in the kernel's range, no buffer_bdp counted at an
+    RTT of 0, and every sweep value applied."""
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(spec), key=lambda e: (len(e.path), list(map(str, e.path))))
     if errors:
         err = jsonschema.exceptions.best_match(errors)
-        _fail(source, list(err.absolute_path), err.message)
+        _fail(source, list(err.absolute_path), _schema_message(err))
+    check_finite(spec, source)
+    limits = dict(LIMITS, **(limits or {}))
+    check_run_count(spec, source, limits)
     bn = spec["bottleneck"]
     given = [k for k in ("buffer_bytes", "buffer_pkts", "buffer_bdp") if k in bn]
     if len(given) != 1:
         _fail(source, ["bottleneck"], "give exactly one of buffer_bytes, buffer_pkts, buffer_bdp"
               f" (got {', '.join(given) or 'none'})")
+    if "buffer_bdp" in bn and _bdp_rtt_ms(spec) == 0:
+        _fail(source, ["bottleneck", "buffer_bdp"], "a multiple of a BDP counted at an RTT of 0 ms (0 bytes):"
+              " give bdp_rtt_ms, or the buffer as buffer_bytes or buffer_pkts")
     aqm = bn.get("aqm", {"kind": "droptail"})
     if aqm["kind"] == "red":
         for key in ("min_bytes", "max_bytes", "probability"):
@@ -206,6 +376,14 @@ def validate(spec: dict, source="spec") -> None:
         _fail(source, ["bottleneck", "loss_rate"], "needs rtt_on other than data (the loss netem takes the"
               " receiver-side port's root qdisc)")
     n_flows = sum(f.get("count", 1) for f in spec["flows"])
+    if n_flows > limits["flows"]:
+        _fail(source, ["flows"], f"{n_flows} flows (counts included), more than the {limits['flows']} a run may"
+              " have (each flow is a sender and a receiver host in one testbed guest);"
+              f" give --max-flows {n_flows} to run them anyway")
+    last_seed = spec.get("seed", DEFAULTS["seed"]) + spec.get("repetitions", DEFAULTS["repetitions"]) - 1 + n_flows - 1
+    if last_seed > MAX_SEED:
+        _fail(source, ["seed"], f"{spec.get('seed')}: the runs' seeds (seed + repetition - 1, and + flow - 1 for"
+              f" netem's) reach {last_seed}, beyond the kernel's range 0..{MAX_SEED}")
     for i, change in enumerate(spec.get("changes", [])):
         if change["flow"] > n_flows:
             _fail(source, ["changes", i, "flow"], f"there are only {n_flows} flows")
@@ -213,6 +391,7 @@ def validate(spec: dict, source="spec") -> None:
             _fail(source, ["changes", i, "at_s"], f"{change['at_s']} is not before duration_s ({duration})")
         if "rtt_ms" not in change:
             _fail(source, ["changes", i], "names no change (give rtt_ms)")
+    bare = _without_sweep(spec)
     for key, values in (spec.get("sweep") or {}).items():
         paths = _sweep_paths(key)
         for path in paths:
@@ -224,7 +403,7 @@ def validate(spec: dict, source="spec") -> None:
             if len(paths) > 1 and (not isinstance(value, list) or len(value) != len(paths)):
                 _fail(source, ["sweep", key], f"{value!r} is not a list of {len(paths)} values, one per path")
             try:
-                validate(_without_sweep(_assign(spec, key, value)), source)
+                validate(_assign(bare, key, value), source, limits)
             except SpecError as err:
                 raise SpecError(f"{source}: sweep.{key} = {value!r}: {str(err).split(': ', 1)[1]}") from None
 
@@ -281,13 +460,17 @@ def _get_path(obj, path: str):
 
 
 def _set_path(obj, path: str, value):
-    obj = copy.deepcopy(obj)
+    """A copy of obj with the field at `path` set to value: the mappings and lists along the path
+    are copied (shallow), everything else is shared with obj (so the cost does not grow with the
+    size of the rest of the spec); obj is not changed."""
     parts = _split(path)
-    target = obj
+    out = copy.copy(obj)
+    target = out
     for part in parts[:-1]:
+        target[part] = copy.copy(target[part])
         target = target[part]
     target[parts[-1]] = value
-    return obj
+    return out
 
 
 def _point_value(value) -> str:
@@ -307,12 +490,21 @@ def _point_name(assignment: dict) -> str:
     return "__".join(parts)
 
 
-def expand(spec: dict, point_repetitions=None) -> list:
+def expand(spec: dict, point_repetitions=None, limits=None) -> list:
     """All runs of a validated spec: sweep points x repetitions, resolved. `point_repetitions`
     ({point name: n}, experiment/repetitions.py) gives named points more repetitions than the
-    spec's; SpecError for a point the spec does not have or fewer than the spec's."""
+    spec's; SpecError for a point the spec does not have or fewer than the spec's, or for more
+    runs than limits["runs"] (LIMITS) or seeds beyond MAX_SEED with them."""
     sweep = spec.get("sweep") or {}
     more = dict(point_repetitions or {})
+    name = spec.get("name", "spec")
+    reps_spec = spec.get("repetitions", DEFAULTS["repetitions"])
+    check_run_count(spec, name, limits, run_count(spec) + sum(max(0, n - reps_spec) for n in more.values()))
+    n_flows = sum(f.get("count", 1) for f in spec["flows"])
+    for point, n in more.items():
+        if spec.get("seed", DEFAULTS["seed"]) + n - 1 + n_flows - 1 > MAX_SEED:
+            _fail(name, ["seed"], f"with {n} repetitions of point {point} the runs' seeds go beyond the kernel's"
+                  f" range 0..{MAX_SEED}")
     overrides = spec.get("point_labels") or {}
     keys = list(sweep)
     runs, seen = [], {}
@@ -320,7 +512,7 @@ def expand(spec: dict, point_repetitions=None) -> list:
         assignment = {}
         for key, value in zip(keys, combo):
             assignment.update(_key_assignment(key, value))
-        point_spec = _without_sweep(spec)
+        point_spec = copy.deepcopy(_without_sweep(spec))
         for key, value in assignment.items():
             point_spec = _set_path(point_spec, key, value)
         point = _point_name(assignment)

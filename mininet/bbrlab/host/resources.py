@@ -75,15 +75,25 @@ def ns3_mem_mb(job: dict) -> float:
     return NS3_BASE_MB + NS3_KB_PER_PACKET * window_pkts / 1024
 
 
+def pcap_mb(job: dict) -> float:
+    """The size of a run's packet captures in MB (0 without captures)."""
+    if job["capture"] == "none":
+        return 0.0
+    return CAPTURE_PCAP_MB_PER_MBIT * job["bottleneck"]["rate_mbps"] * job["duration_s"]
+
+
+def capture_mem_mb(job: dict) -> float:
+    """The memory parsing a run's packet captures takes, in MB (0 without captures)."""
+    return CAPTURE_PARSE_FACTOR * pcap_mb(job)
+
+
 def mem_mb(job: dict, backend: str = "uml") -> int:
     """The memory to ask a cluster node for one run, in MB, a multiple of 256: the host side, the
     UML guest's memory (backend "uml") or the ns-3 program's (backend "ns3", ns3_mem_mb) and,
     with a capture, room to parse the pcap files."""
     testbed = {"uml": guest_mem_mb, "ns3": ns3_mem_mb}.get(backend)
     total = HOST_SIDE_MB + (testbed(job) if testbed else 0)
-    if job["capture"] != "none":
-        pcap_mb = CAPTURE_PCAP_MB_PER_MBIT * job["bottleneck"]["rate_mbps"] * job["duration_s"]
-        total += CAPTURE_PARSE_FACTOR * pcap_mb
+    total += capture_mem_mb(job)
     return int(math.ceil(total / 256) * 256)
 
 

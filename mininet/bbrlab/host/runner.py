@@ -1,8 +1,12 @@
 """Host side of one run: prepare, execute on a backend, tidy, check, publish.
 
-A run is written into a hidden temporary directory next to its destination
-and renamed into place only when it is complete (tidy data + run.json), so a
-directory named like a run always holds a finished run. A failed run (guest
+A run is written into a hidden temporary directory of its own next to its
+destination (a new one per attempt) and renamed into place only when it is
+complete (tidy data + run.json, the tidy data checked to be all of the raw
+data: data/extent.py), so a directory named like a run always holds a finished
+run. While a run is made or restored its directory's lock (`.<rep>.lock`
+beside it, flock) is held: a second process asked for the same run in the
+same results tree refuses at once (RunBusy) and touches nothing. A failed run (guest
 crash, timeout, non-zero exit) is moved to `<dest>.failed/` with its console
 log and a run.json whose status is "failed", and RunFailed is raised.
 Before the boot, the BBR variant modules the flows use are built or found
@@ -10,17 +14,20 @@ Before the boot, the BBR variant modules the flows use are built or found
 job["backend"] and job["guest"] (Backend.guest_options). The runner uses only the
 Backend interface (backends/base.py) and checks a backend once per process.
 """
+import contextlib
+import fcntl
 import json
 import os
 import pathlib
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 
 from ..experiment import controls, repetitions, runkey, spec
-from . import backends, modules
-from ..data import archive, fidelity, tidy
+from . import backends, modules, sizing
+from ..data import archive, extent, fidelity, tidy
 from .progress import RunProgress
 from .resources import default_timeout
 
@@ -28,9 +35,56 @@ REPO = pathlib.Path(__file__).resolve().parents[3]
 
 
 class RunFailed(RuntimeError):
-    """A run did not complete (testbed timeout, crash, non-zero exit, no timeline). The run was kept
-    in <dest>.failed/ with a run.json of status "failed"; the message gives the reason, the console
-    log's path and its last lines."""
+    """A run did not complete (testbed timeout, crash, non-zero exit, no timeline, tidy data that is
+    not all of its raw data). The run was kept in <dest>.failed/ with a run.json of status
+    "failed"; the message gives the reason, the console log's path and its last lines."""
+
+
+class RunBusy(RuntimeError):
+    """Another process holds the run's lock: it is making or restoring that run into the same
+    directory. Nothing was started, written or removed."""
+
+
+@contextlib.contextmanager
+def run_lock(dest: pathlib.Path):
+    """Hold the lock of run directory `dest` (an exclusive flock on `.<name>.lock` beside it, which
+    records the holder's process id) for the body; RunBusy at once when another process holds it.
+    The kernel releases the lock when its holder dies, however it dies."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    path = dest.with_name(f".{dest.name}.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+            raise RunBusy(f"{dest}: another process (pid {holder}) is running this run into the same directory "
+                          "now; nothing was started or removed. Wait for it to finish, or give another --out") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)
+
+
+def _remove_leftovers(dest: pathlib.Path) -> None:
+    """The temporary directories earlier attempts of this run left (killed by SIGKILL); called with
+    the run's lock held, so none of them belongs to a live attempt."""
+    for left in dest.parent.glob(f".{dest.name}.tmp*"):
+        shutil.rmtree(left, ignore_errors=True)
+
+
+def _publish_failed(job, dest, tmp, testbed, timings, error, console) -> None:
+    """Keep a failed attempt as <dest>.failed/ with a run.json of status "failed" and raise RunFailed."""
+    summary = run_summary(job, testbed, "failed", f"{error}; console log: {console}")
+    summary["timings"] = timings
+    failed = dest.with_name(dest.name + ".failed")
+    shutil.rmtree(failed, ignore_errors=True)
+    write_json(tmp / "run.json", summary)
+    tmp.rename(failed)
+    log = failed / "raw" / "console.log"
+    console_tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:]) if log.is_file() else "(none)"
+    raise RunFailed(f"{error}\nconsole log: {log}\n--- last lines ---\n{console_tail}")
 
 
 def git_revision() -> str:
@@ -99,15 +153,21 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     """Run one resolved run spec into directory `dest`; returns its run.json content.
 
     `backend`: a Backend whose check() and check_job(job) passed (run_spec_file's); without
-    one, the backend `backend_name` is made from backend_args and checked here, once."""
+    one, the backend `backend_name` is made from backend_args and checked here, once.
+    RunBusy when another process is making this run into `dest` (run_lock)."""
     dest = pathlib.Path(dest).resolve()
+    with run_lock(dest):
+        return _execute(job, dest, backend_name, timeout_s, progress, backend, **backend_args)
+
+
+def _execute(job: dict, dest: pathlib.Path, backend_name, timeout_s, progress, backend, **backend_args) -> dict:
+    """execute() with the run's lock held."""
     if backend is None:
         backend = checked_backend(backend_name, [job], **backend_args)
     backend_name = backend.name
     job = dict(job, backend=backend_name, modules=backend.modules(job), guest=backend.guest_options())
-    tmp = dest.with_name(f".{dest.name}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    _remove_leftovers(dest)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
     write_json(tmp / "job.json", job)
     timeout_s = timeout_s or default_timeout(job)
     progress(f"[{job['name']}/{job['point']}/rep{job['repetition']}] booting {backend_name} testbed "
@@ -138,14 +198,8 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     elif not (tmp / "raw" / "timeline.json").exists():
         error = "experiment reported success but wrote no timeline"
     if error:
-        summary = run_summary(job, testbed, "failed", f"{error}; console log: {result.console}")
-        summary["timings"] = timings
-        failed = dest.with_name(dest.name + ".failed")
-        shutil.rmtree(failed, ignore_errors=True)
-        write_json(tmp / "run.json", summary)
-        tmp.rename(failed)
-        console_tail = "\n".join((failed / "raw" / "console.log").read_text(errors="replace").splitlines()[-25:])
-        raise RunFailed(f"{error}\nconsole log: {failed / 'raw' / 'console.log'}\n--- last lines ---\n{console_tail}")
+        _publish_failed(job, dest, tmp, testbed, timings, error, result.console)
+    raw_before = extent.snapshot(tmp)
     data = tidy.make_tidy(tmp, job)
     timeline = data["timeline"]
     testbed.update(kernel_release=timeline["kernel_release"], congestion_controls=timeline["congestion_controls"],
@@ -158,6 +212,10 @@ def execute(job: dict, dest, backend_name: str = "uml", timeout_s=None, progress
     summary = run_summary(job, testbed, "ok")
     summary["timings"] = timings
     summary["fidelity"] = fidelity.evaluate(tmp, job, data)
+    cut = extent.problems(tmp, job, data, raw_before)
+    if cut:
+        _publish_failed(job, dest, tmp, testbed, timings, "the tidy data is not all of the raw data: " + "; ".join(cut),
+                        result.console)
     write_json(tmp / "run.json", summary)
     shutil.rmtree(dest, ignore_errors=True)
     shutil.rmtree(dest.with_name(dest.name + ".failed"), ignore_errors=True)
@@ -175,17 +233,18 @@ def run_dir_name(root, job: dict) -> pathlib.Path:
 
 
 def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_point=None,
-                  only_rep=None, progress=print, archive=None, full_length=False, **backend_args) -> list:
+                  only_rep=None, progress=print, archive=None, full_length=False, limits=None,
+                  **backend_args) -> list:
     """All runs of a spec file (validated up front), one after the other. With `archive` (a
     results archive directory, bbrlab/data/archive.py, or a list of them, looked up in order) a
     run an archive holds with this checkout's keys is restored from it instead of booted; the
     backend is checked only for the others. full_length: the spec's own duration_s (the paper's
     transfer) whatever the profile runs, as the transfer-length rule's control runs
-    (bbrlab/experiment/controls.py)."""
+    (bbrlab/experiment/controls.py). limits: spec.LIMITS raised or lowered (--max-runs, --max-flows)."""
     overrides = {"clock": clock} if clock else {}
     if full_length:
         overrides["duration_s"] = controls.paper_length(path)
-    jobs = repetitions.runs(path, profile=profile, overrides=overrides or None)
+    jobs = repetitions.runs(path, profile=profile, overrides=overrides or None, limits=limits)
     if only_point is not None:
         jobs = [j for j in jobs if j["point"] == only_point]
     if only_rep is not None:
@@ -204,6 +263,7 @@ def run_spec_file(path, out_root, profile=None, backend="uml", clock=None, only_
     if not to_run:
         return summaries
     checked = checked_backend(backend, to_run, **backend_args)    # every run's resources, before the first boot
+    sizing.check(to_run, out_root, checked.name)                  # memory and disk of this machine, all runs
     for k, job in enumerate(to_run, 1):
         progress(f"run {k}/{len(to_run)}")
         started = time.time()
@@ -223,7 +283,8 @@ def restore_archived(job: dict, archive_dir, dest, progress=print):
     for where in archives:
         state, row = archive.lookup_job(where, job)
         if state == "fresh":
-            archive.restore(where, row, dest)
+            with run_lock(pathlib.Path(dest).resolve()):
+                archive.restore(where, row, dest)
             progress(f"[{name}] restored from the archive {where} (archived {row['archived_at']}, "
                      f"revision {row['git_revision'][:12]}): not run")
             return json.loads((pathlib.Path(dest) / "run.json").read_text())
