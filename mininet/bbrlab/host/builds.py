@@ -17,6 +17,8 @@ from .modules import MODULES_DIR
 
 
 def current_digests(kernel=None, modules_dir=MODULES_DIR):
+    """(sha256 of the testbed kernel, or None when it is not built; {module name: sha256} of the
+    .ko files in modules_dir). kernel: the binary (default $BBRLAB_KERNEL, else build/kernel/linux)."""
     kernel = pathlib.Path(kernel or os.environ.get("BBRLAB_KERNEL", DEFAULT_KERNEL))
     kernel_sha = digests.sha256_file(kernel) if kernel.is_file() else None
     modules = {p.stem: digests.sha256_file(p) for p in sorted(pathlib.Path(modules_dir).glob("*.ko"))}
