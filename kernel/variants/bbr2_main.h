@@ -84,6 +84,17 @@ static const u32 bbr2_min_tso_rate = 1200000;
 #define P(name) READ_ONCE(name.val)
 static u32 pct_gain(u32 pct) { return pct * BBR_UNIT / 100; }
 
+/* C.is_cwnd_limited of the v3 draft ("the connection has fully utilized
+ * C.cwnd"): the stack's flag, as Google's code reads it. Not Linux's
+ * tcp_is_cwnd_limited(), whose slow-start clause (cwnd < 2 * max_packets_out
+ * while cwnd < ssthresh) holds almost always here, as ssthresh stays
+ * TCP_INFINITE_SSTHRESH.
+ */
+static bool bbr2_is_cwnd_limited(struct sock *sk)
+{
+	return tcp_sk(sk)->is_cwnd_limited;
+}
+
 static u32 bbr2_max_bw(const struct bbr2 *b) { return max(b->bw_hi[0], b->bw_hi[1]); }
 
 /* BBRBoundBWForModel(): BBR.bw = min(BBR.max_bw, BBR.bw_lo). */
@@ -538,7 +549,7 @@ static void bbr2_probe_inflight_hi_upward(struct sock *sk, const struct rate_sam
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 delta;
 
-	if (!tcp_is_cwnd_limited(sk) || tcp_snd_cwnd(tp) < b->inflight_hi) {
+	if (!bbr2_is_cwnd_limited(sk) || tcp_snd_cwnd(tp) < b->inflight_hi) {
 		b->probe_up_acks = 0;
 		return;
 	}
@@ -625,7 +636,7 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 		break;
 	case BBR2_PROBE_BW_UP:
 		if (P(version) >= 3) {
-			go = bbr2_up_done_v3(tcp_is_cwnd_limited(sk), tcp_snd_cwnd(tp),
+			go = bbr2_up_done_v3(bbr2_is_cwnd_limited(sk), tcp_snd_cwnd(tp),
 					     b->inflight_hi, b->full_bw_now);
 			if (go < 0) {
 				bbr2_reset_full_bw(b);
@@ -726,9 +737,13 @@ static void bbr2_check_probe_rtt(struct sock *sk, const struct rate_sample *rs,
 		b->idle_restart = 0;
 }
 
-/* BBRModulateCwndForRecovery() with Linux's CA states: on entering
- * fast recovery cwnd is saved and packet conservation holds for one round;
- * on leaving it, cwnd is restored. Returns true if cwnd was set here.
+/* Loss recovery with Linux's CA states (cwnd was saved by ssthresh(), which
+ * Linux calls on entering recovery: BBRSaveCwnd()). On leaving recovery cwnd
+ * is restored (BBRRestoreCwnd(), both drafts). v2 draft 4.6.4.4,
+ * BBRModulateCwndForRecovery(): cwnd less the packets newly lost, and on
+ * entering fast recovery packet conservation for one round. The v3 draft
+ * (OnEnterFastRecovery(): SaveCwnd() only) and Google's v2alpha and v3 code
+ * do neither. Returns true if cwnd was set here.
  */
 static bool bbr2_cwnd_for_recovery(struct sock *sk, const struct rate_sample *rs,
 				   u32 acked, u32 *new_cwnd)
@@ -736,11 +751,12 @@ static bool bbr2_cwnd_for_recovery(struct sock *sk, const struct rate_sample *rs
 	struct bbr2 *b = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	u8 prev_state = b->prev_ca_state, state = inet_csk(sk)->icsk_ca_state;
+	bool v2 = P(version) < 3;
 	u32 cwnd = tcp_snd_cwnd(tp);
 
-	if (rs->losses > 0)
+	if (v2 && rs->losses > 0)
 		cwnd = max_t(s32, cwnd - rs->losses, 1);
-	if (state == TCP_CA_Recovery && prev_state != TCP_CA_Recovery) {
+	if (v2 && state == TCP_CA_Recovery && prev_state != TCP_CA_Recovery) {
 		b->packet_conservation = 1;
 		bbr2_start_round(sk);
 		cwnd = tcp_packets_in_flight(tp) + acked;

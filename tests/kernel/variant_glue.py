@@ -335,7 +335,7 @@ BBR2_MUTATIONS = {
         ("bbr2_main.h", "if (go > 0)\n\t\t\tbbr2_start_probe_bw_down(sk);",
          "if (go > 0)\n\t\t\tbbr2_start_probe_bw_cruise(sk);"),
     "bbr2/3: v3's ProbeBW_UP exit blind to being cwnd-limited":
-        ("bbr2_main.h", "go = bbr2_up_done_v3(tcp_is_cwnd_limited(sk),", "go = bbr2_up_done_v3(0,"),
+        ("bbr2_main.h", "go = bbr2_up_done_v3(bbr2_is_cwnd_limited(sk),", "go = bbr2_up_done_v3(0,"),
     "bbr2/3: ProbeRTT ends in ProbeBW_DOWN instead of CRUISE":
         ("bbr2_main.h", "bbr2_start_probe_bw_down(sk);\n\t\tbbr2_start_probe_bw_cruise(sk);",
          "bbr2_start_probe_bw_down(sk);\n\t\t(void)0;"),
@@ -384,6 +384,22 @@ BBR2_MUTATIONS = {
     "bbr2/3: restart from idle in ProbeRTT does not check ProbeRTT's end":
         ("bbr2_main.h", "else if (b->state == BBR2_PROBE_RTT)\n\t\t\tbbr2_check_probe_rtt_done(sk);",
          "else if (b->state == BBR2_PROBE_RTT)\n\t\t\t(void)0;"),
+    "bbr2/3: probe wait 0.2-0.3 s instead of 2-3 s":
+        ("bbr2_main.h", "bbr2_probe_wait_base_us = 2 * USEC_PER_SEC;",
+         "bbr2_probe_wait_base_us = USEC_PER_SEC / 5;"),
+    "bbr2/3: Reno-coexistence cap 200 rounds instead of 63":
+        ("bbr2_main.h", "bbr2_max_probe_rounds = 63;", "bbr2_max_probe_rounds = 200;"),
+    "bbr2/3: max-bw filter never advances":
+        ("bbr2_main.h", "\t\t\tbbr2_advance_max_bw_filter(b);", "\t\t\t(void)b;"),
+    "bbr2/3: inflight_hi's probe slope not raised each round":
+        ("bbr2_main.h", "if (b->round_start)\n\t\tbbr2_raise_inflight_hi_slope(sk);",
+         "if (0)\n\t\tbbr2_raise_inflight_hi_slope(sk);"),
+    "bbr3: Startup plateau measured on max_bw instead of delivery-rate samples":
+        ("bbr2_main.h", "u32 bw = v3 ? sample_bw : bbr2_max_bw(b);", "u32 bw = bbr2_max_bw(b);"),
+    "bbr2/3: cwnd-limited read with Linux's tcp_is_cwnd_limited() (slow-start clause)":
+        ("bbr2_main.h", "return tcp_sk(sk)->is_cwnd_limited;", "return tcp_is_cwnd_limited(sk);"),
+    "bbr3: packet conservation in fast recovery as in v2":
+        ("bbr2_main.h", "bool v2 = P(version) < 3;", "bool v2 = true;"),
 }
 
 ALL_MUTATIONS = {**MUTATIONS, **EXTRA_MUTATIONS, **BBR2_MUTATIONS}
