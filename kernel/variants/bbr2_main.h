@@ -64,10 +64,13 @@ struct bbr2 {
 	    extra_acked_win_rtts:5,
 	    extra_acked_win_idx:1;
 	u32 ack_epoch_acked;		/* packets ACKed in the epoch */
+	u8 drain_rounds:3,		/* round trips ended in Drain (v3: at most 3) */
+	   prev_probe_too_high:1,	/* BBR.prev_probe_too_high (v3 draft -06) */
+	   prev_probe_precautionary:1;	/* BBR.prev_probe_precautionary (v3 draft -06) */
 };
 
 /* Constants the drafts fix (both versions). */
-static const u32 bbr2_drain_gain = BBR_UNIT * 1000 / 2885;	/* BBRDrainPacingGain ~0.35 */
+static const u32 bbr2_drain_max_rounds = 3;			/* v3 draft -06: Drain timeout */
 static const u32 bbr2_default_cwnd_gain = BBR_UNIT * 2;	/* BBRDefaultCwndGain */
 static const u32 bbr2_up_pacing_gain = BBR_UNIT * 5 / 4;	/* ProbeBW_UP */
 static const u32 bbr2_min_rtt_win_sec = 10;			/* MinRTTFilterLen */
@@ -278,6 +281,7 @@ static void bbr2_start_probe_bw_refill(struct sock *sk)
 	bbr2_reset_lower_bounds(b);
 	b->probe_up_rounds = 0;
 	b->probe_up_acks = 0;
+	b->prev_probe_precautionary = 0;
 	b->ack_phase = BBR2_ACKS_REFILLING;
 	bbr2_start_round(sk);
 	b->state = BBR2_PROBE_BW_REFILL;
@@ -513,17 +517,28 @@ static void bbr2_check_startup_high_loss(struct sock *sk, const struct rate_samp
 	}
 }
 
-/* BBRCheckStartupDone() and BBRCheckDrainDone(). */
+/* BBRCheckStartupDone() and BBRCheckDrainDone(). BBREnterDrain(): pacing
+ * gain 1 / BBRStartupCwndGain (v2 draft 4.3.2: 0.5 with the default cwnd gain
+ * 2; v3 draft -06 5.3.2: BBR.DrainPacingGain = 0.5, "any value at or below 1
+ * / BBRStartupCwndGain"; Google's code 1 / 2.885, which the v2alpha preset's
+ * startup_cwnd_gain_pct 289 gives). Drain ends when inflight is at most the
+ * BDP, or (v3 draft -06) after 3 round trips in Drain.
+ */
 static void bbr2_check_startup_and_drain(struct sock *sk)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
+	u32 cwnd_gain = pct_gain(P(startup_cwnd_gain_pct));
 
 	if (b->state == BBR2_STARTUP && b->filled_pipe) {
 		b->state = BBR2_DRAIN;		/* BBREnterDrain() */
-		bbr2_set_gains(b, bbr2_drain_gain, pct_gain(P(startup_cwnd_gain_pct)));
+		b->drain_rounds = 0;
+		bbr2_set_gains(b, BBR_UNIT * BBR_UNIT / cwnd_gain, cwnd_gain);
+	} else if (b->state == BBR2_DRAIN && b->round_start && b->drain_rounds < 7) {
+		b->drain_rounds++;
 	}
 	if (b->state == BBR2_DRAIN &&
-	    tcp_packets_in_flight(tcp_sk(sk)) <= bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT))
+	    (tcp_packets_in_flight(tcp_sk(sk)) <= bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT) ||
+	     (P(version) >= 3 && b->drain_rounds > bbr2_drain_max_rounds)))
 		bbr2_enter_probe_bw(sk);
 }
 
@@ -533,6 +548,8 @@ static void bbr2_handle_inflight_too_high(struct sock *sk, const struct rate_sam
 	struct bbr2 *b = inet_csk_ca(sk);
 
 	b->bw_probe_samples = 0;
+	if (P(version) >= 3)
+		b->prev_probe_too_high = 1;
 	if (!rs->is_app_limited)
 		b->inflight_hi = bbr2_inflight_hi_on_loss(rs->tx_in_flight,
 							  bbr2_target_inflight(sk), P(beta_pct));
@@ -563,8 +580,13 @@ static void bbr2_probe_inflight_hi_upward(struct sock *sk, const struct rate_sam
 		bbr2_raise_inflight_hi_slope(sk);
 }
 
-/* BBRAdaptUpperBounds() with BBRCheckInflightTooHigh(). */
-static void bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *rs)
+/* BBRAdaptUpperBounds() with BBRCheckInflightTooHigh() (v3 draft -06:
+ * AdaptLongTermModel(), with its precautionary-probing acceleration: once
+ * the feedback of a probe stopped early at the risky inflight_hi
+ * (prev_probe_precautionary) is in without too much loss, probe again at once
+ * from REFILL). Returns true if it started a new phase.
+ */
+static bool bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *rs)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
 
@@ -575,18 +597,24 @@ static void bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *r
 		b->ack_phase = BBR2_ACKS_INIT;
 		if (bbr2_in_probe_bw(b) && !rs->is_app_limited)
 			bbr2_advance_max_bw_filter(b);
+		if (P(version) >= 3 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&
+		    !b->prev_probe_too_high) {
+			bbr2_start_probe_bw_refill(sk);
+			return true;
+		}
 	}
 	if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight, P(loss_thresh_bp))) {
 		if (b->bw_probe_samples)
 			bbr2_handle_inflight_too_high(sk, rs);
-		return;
+		return false;
 	}
 	if (b->inflight_hi == BBR2_INF)
-		return;
+		return false;
 	if (rs->tx_in_flight > b->inflight_hi)
 		b->inflight_hi = rs->tx_in_flight;
 	if (b->state == BBR2_PROBE_BW_UP)
 		bbr2_probe_inflight_hi_upward(sk, rs);
+	return false;
 }
 
 /* BBRCheckTimeToProbeBW(). */
@@ -614,7 +642,8 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 
 	if (!b->filled_pipe)
 		return;
-	bbr2_adapt_upper_bounds(sk, rs);
+	if (bbr2_adapt_upper_bounds(sk, rs))
+		return;
 	if (!bbr2_in_probe_bw(b))
 		return;
 	switch (b->state) {
@@ -635,7 +664,13 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 		}
 		break;
 	case BBR2_PROBE_BW_UP:
-		if (P(version) >= 3) {
+		if (P(version) >= 3 && b->prev_probe_too_high && inflight >= b->inflight_hi) {
+			/* v3 draft -06 IsTimeToGoDown(): precautionary
+			 * deceleration at the inflight_hi of the last lossy probe.
+			 */
+			b->prev_probe_precautionary = 1;
+			go = 1;
+		} else if (P(version) >= 3) {
 			go = bbr2_up_done_v3(bbr2_is_cwnd_limited(sk), tcp_snd_cwnd(tp),
 					     b->inflight_hi, b->full_bw_now);
 			if (go < 0) {
@@ -646,8 +681,10 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 			go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), b->min_rtt_us, inflight,
 					     bbr2_inflight(sk, bbr2_max_bw(b), bbr2_up_pacing_gain));
 		}
-		if (go > 0)
+		if (go > 0) {
+			b->prev_probe_too_high = 0;	/* v3 draft -06: no high loss (yet) */
 			bbr2_start_probe_bw_down(sk);
+		}
 		break;
 	default:
 		break;

@@ -38,7 +38,7 @@ STARTUP, DRAIN, DOWN, CRUISE, REFILL, UP, PROBE_RTT = range(7)   # README: bbr_b
 
 # The drafts' gains per state (pacing, cwnd); the fixture seeds them as the module would have on entry.
 UP_CWND_GAIN = {"bbr2": 2.0, "bbr3": 2.25}
-GAINS = {STARTUP: (2.77, 2.0), DRAIN: (1 / 2.885, 2.0), DOWN: (0.9, 2.0), CRUISE: (1.0, 2.0),
+GAINS = {STARTUP: (2.77, 2.0), DRAIN: (0.5, 2.0), DOWN: (0.9, 2.0), CRUISE: (1.0, 2.0),
          REFILL: (1.0, 2.0), UP: (1.25, 2.0), PROBE_RTT: (1.0, 0.5)}
 BOTH = pytest.mark.parametrize("variant", ["bbr2", "bbr3"])
 
@@ -412,6 +412,89 @@ def test_startup_plateau_on_delivery_rate_v3_on_max_bw_v2(glue, variant, after):
     g.free(sk)
 
 
+# --- Drain (v2 draft 4.3.2; v3 draft -06 5.3.2) ------------------------------------------------------------
+
+@pytest.mark.parametrize("variant, rounds_before, probe_bw", [
+    ("bbr3", 2, False), ("bbr3", 3, True),     # the 4th round end in Drain: round_count > drain_start + 3
+    ("bbr2", 3, False), ("bbr2", 6, False),    # v2 draft: no timeout
+])
+def test_drain_times_out_after_3_rounds_in_v3(glue, variant, rounds_before, probe_bw):
+    """v3 draft -06 CheckDrainDone(): Drain ends when inflight is at most the BDP "or BBR.round_count >
+    BBR.drain_start_round + 3", so that an overestimated bandwidth cannot hold the flow in Drain. 150 in
+    flight (BDP 100) keep Drain going; the ACK ends a round. The v2 draft has no such timeout."""
+    g = glue(variant)
+    sk = connection(g, variant, DRAIN, inflight=150, drain_rounds=rounds_before)
+    ack(g, sk, round_start=True)
+    assert state(g, sk) == (DOWN if probe_bw else DRAIN)
+    g.free(sk)
+
+
+@pytest.mark.parametrize("preset, gain", [({}, BBR_UNIT // 2), ({"startup_cwnd_gain_pct": 289}, 88)])
+def test_drain_paces_at_the_inverse_of_the_startup_cwnd_gain(glue, preset, gain):
+    """BBREnterDrain() (v2 draft 4.3.2): pacing_gain = 1 / BBRStartupCwndGain, 0.5 with the drafts' cwnd gain
+    2; with the v2alpha preset's 2.89, 1 / 2.89 (88/256, Google's code: 1 / 2.885). Startup ends here on its
+    bandwidth plateau (third round without 25 % growth)."""
+    g = glue("bbr2")
+    for name, value in preset.items():
+        assert g.param(name, value) == 0
+    try:
+        sk = connection(g, "bbr2", STARTUP, inflight=150, full_bw=vg.bw_units(BW_PPS), full_bw_cnt=2)
+        ack(g, sk, round_start=True)
+        assert state(g, sk) == DRAIN
+        assert g.info(sk)["pacing_gain"] == gain
+        g.free(sk)
+    finally:
+        assert g.param("startup_cwnd_gain_pct", 200) == 0
+
+
+# --- precautionary ("risky") bandwidth probing (v3 draft -06 5.3.3.6; not in the v2 draft) --------------
+
+@BOTH
+def test_lossy_probe_is_remembered_in_v3(glue, variant):
+    """HandleInflightTooHigh() (v3 draft -06): a probe ended by too much loss sets BBR.prev_probe_too_high."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, inflight=130, bw_probe_samples=1)
+    ack(g, sk, delivered=200, tx_in_flight=120, lost=3, losses=1, prior_in_flight=150)
+    assert state(g, sk) == DOWN
+    assert g.get(sk, BBR, "prev_probe_too_high") == int(variant == "bbr3")
+    g.free(sk)
+
+
+@pytest.mark.parametrize("variant, inflight, down", [
+    ("bbr3", 120, True), ("bbr3", 119, False), ("bbr2", 120, False),
+])
+def test_probe_after_a_lossy_one_stops_at_inflight_hi_in_v3(glue, variant, inflight, down):
+    """Precautionary deceleration (v3 draft -06 IsTimeToGoDown()): after a probe with too much loss
+    (prev_probe_too_high), the next ProbeBW_UP ends as soon as C.inflight reaches inflight_hi (120), marking
+    the probe precautionary and clearing prev_probe_too_high. Below it the probe goes on; bbr2 (v2 draft)
+    has no such exit."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, inflight=inflight, inflight_hi=120, prev_probe_too_high=1)
+    ack(g, sk, tx_in_flight=100)
+    assert state(g, sk) == (DOWN if down else UP)
+    if down:
+        assert (g.get(sk, BBR, "prev_probe_precautionary"), g.get(sk, BBR, "prev_probe_too_high")) == (1, 0)
+    g.free(sk)
+
+
+@pytest.mark.parametrize("variant, too_high, after", [
+    ("bbr3", 0, REFILL), ("bbr3", 1, DOWN), ("bbr2", 0, DOWN),
+])
+def test_safe_precautionary_probe_probes_again_at_once_in_v3(glue, variant, too_high, after):
+    """Precautionary acceleration (v3 draft -06 AdaptLongTermModel()): at the round end that closes the
+    feedback of a precautionary probe (ACKS_PROBE_STOPPING), if it brought no excess loss
+    (!prev_probe_too_high) the flow goes straight to ProbeBW_REFILL, skipping CRUISE; with loss it stays in
+    DOWN (150 in flight). bbr2 (v2 draft) stays in DOWN."""
+    g = glue(variant)
+    sk = connection(g, variant, DOWN, inflight=150, inflight_hi=120, ack_phase=4, prev_probe_precautionary=1,
+                    prev_probe_too_high=too_high, probe_wait_us=2_000_000)
+    ack(g, sk, round_start=True, tx_in_flight=100)
+    assert state(g, sk) == after
+    if after == REFILL:
+        assert g.get(sk, BBR, "prev_probe_precautionary") == 0
+    g.free(sk)
+
+
 # --- Startup's loss exit (v2 draft 4.3.1.3: BBRStartupFullLossCnt; v3 per Google's code: 6) ----------
 
 @pytest.mark.parametrize("variant, events_before, exits", [
@@ -421,7 +504,8 @@ def test_startup_plateau_on_delivery_rate_v3_on_max_bw_v2(glue, variant, after):
 def test_startup_ends_on_high_loss_after_full_loss_cnt_events(glue, variant, events_before, exits):
     """At the end of a round in fast recovery with at least full_loss_cnt loss events (bbr2 3, bbr3 6) and
     rs.lost > 2 % of rs.tx_in_flight (5 of 100; this ACK marked 1): the pipe is full, inflight_hi =
-    max(BDP, inflight_latest) = 100 and Drain starts (pacing 1/2.885; 150 packets in flight keep it)."""
+    max(BDP, inflight_latest) = 100 and Drain starts (pacing 1 / BBRStartupCwndGain = 0.5, v2 draft 4.3.2, v3
+    draft -06 5.3.2; 150 packets in flight keep it)."""
     g = glue(variant)
     sk = connection(g, variant, STARTUP, inflight=150, loss_events_in_round=events_before, loss_in_round=1)
     g.set_ca_state(sk, 3)                       # TCP_CA_Recovery
@@ -429,7 +513,7 @@ def test_startup_ends_on_high_loss_after_full_loss_cnt_events(glue, variant, eve
     assert state(g, sk) == (DRAIN if exits else STARTUP)
     assert g.info(sk)["bw_hi"] == (BDP if exits else INF)
     if exits:
-        assert g.info(sk)["pacing_gain"] == BBR_UNIT * 1000 // 2885
+        assert g.info(sk)["pacing_gain"] == BBR_UNIT // 2
     g.free(sk)
 
 

@@ -332,8 +332,8 @@ BBR2_MUTATIONS = {
         ("bbr2_main.h", "go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), b->min_rtt_us,",
          "go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), 0,"),
     "bbr2/3: ProbeBW_UP ends in CRUISE instead of DOWN":
-        ("bbr2_main.h", "if (go > 0)\n\t\t\tbbr2_start_probe_bw_down(sk);",
-         "if (go > 0)\n\t\t\tbbr2_start_probe_bw_cruise(sk);"),
+        ("bbr2_main.h", "no high loss (yet) */\n\t\t\tbbr2_start_probe_bw_down(sk);",
+         "no high loss (yet) */\n\t\t\tbbr2_start_probe_bw_cruise(sk);"),
     "bbr2/3: v3's ProbeBW_UP exit blind to being cwnd-limited":
         ("bbr2_main.h", "go = bbr2_up_done_v3(bbr2_is_cwnd_limited(sk),", "go = bbr2_up_done_v3(0,"),
     "bbr2/3: ProbeRTT ends in ProbeBW_DOWN instead of CRUISE":
@@ -400,6 +400,21 @@ BBR2_MUTATIONS = {
         ("bbr2_main.h", "return tcp_sk(sk)->is_cwnd_limited;", "return tcp_is_cwnd_limited(sk);"),
     "bbr3: packet conservation in fast recovery as in v2":
         ("bbr2_main.h", "bool v2 = P(version) < 3;", "bool v2 = true;"),
+    "bbr3: a lossy probe not remembered (prev_probe_too_high)":
+        ("bbr2_main.h", "if (P(version) >= 3)\n\t\tb->prev_probe_too_high = 1;",
+         "if (0)\n\t\tb->prev_probe_too_high = 1;"),
+    "bbr3: no precautionary deceleration after a lossy probe":
+        ("bbr2_main.h", "if (P(version) >= 3 && b->prev_probe_too_high && inflight >= b->inflight_hi) {",
+         "if (0) {"),
+    "bbr3: no precautionary acceleration after a safe precautionary probe":
+        ("bbr2_main.h", "if (P(version) >= 3 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&",
+         "if (0 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&"),
+    "bbr3: no Drain timeout":
+        ("bbr2_main.h", "(P(version) >= 3 && b->drain_rounds > bbr2_drain_max_rounds)",
+         "(0 && b->drain_rounds > bbr2_drain_max_rounds)"),
+    "bbr2/3: Drain paced at 1/2.885 (Google's) instead of 1 / BBRStartupCwndGain":
+        ("bbr2_main.h", "bbr2_set_gains(b, BBR_UNIT * BBR_UNIT / cwnd_gain, cwnd_gain);",
+         "bbr2_set_gains(b, BBR_UNIT * 1000 / 2885, cwnd_gain);"),
 }
 
 ALL_MUTATIONS = {**MUTATIONS, **EXTRA_MUTATIONS, **BBR2_MUTATIONS}

@@ -231,6 +231,8 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 		FIELD(b2, loss_round_start) FIELD(b2, loss_in_round)
 		FIELD(b2, loss_events_in_round) FIELD(b2, ack_phase) FIELD(b2, probe_up_rounds)
 		FIELD(b2, pacing_gain) FIELD(b2, cwnd_gain) FIELD(b2, rounds_since_probe)
+		FIELD(b2, drain_rounds) FIELD(b2, prev_probe_too_high)
+		FIELD(b2, prev_probe_precautionary)
 #else
 		FIELD(bbr, min_rtt_us) FIELD(bbr, min_rtt_stamp)
 		FIELD(bbr, probe_rtt_done_stamp) FIELD(bbr, rtt_cnt)
