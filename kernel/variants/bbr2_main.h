@@ -427,7 +427,8 @@ static void bbr2_update_congestion_signals(struct sock *sk, const struct rate_sa
 }
 
 /* BBRUpdateACKAggregation(): data ACKed beyond bw * interval in an epoch,
- * max over the last 5-10 round trips, capped at 100 ms of bw and at cwnd.
+ * max over the last 5-10 round trips (v3 draft -06: over 1 round in Startup,
+ * here 1-2), capped at 100 ms of bw and at cwnd.
  */
 static void bbr2_update_ack_aggregation(struct sock *sk, const struct rate_sample *rs)
 {
@@ -438,8 +439,10 @@ static void bbr2_update_ack_aggregation(struct sock *sk, const struct rate_sampl
 	if (rs->acked_sacked <= 0 || rs->delivered < 0 || rs->interval_us <= 0)
 		return;
 	if (b->round_start) {
+		u32 half_win = P(version) >= 3 && !b->filled_pipe ? 1 : bbr2_extra_acked_win / 2;
+
 		b->extra_acked_win_rtts = min(0x1FU, b->extra_acked_win_rtts + 1U);
-		if (b->extra_acked_win_rtts >= bbr2_extra_acked_win / 2) {
+		if (b->extra_acked_win_rtts >= half_win) {
 			b->extra_acked_win_rtts = 0;
 			b->extra_acked_win_idx ^= 1;
 			b->extra_acked[b->extra_acked_win_idx] = 0;
@@ -459,13 +462,14 @@ static void bbr2_update_ack_aggregation(struct sock *sk, const struct rate_sampl
 		b->extra_acked[b->extra_acked_win_idx] = min_t(u32, extra, 0xFFFF);
 }
 
+/* BBR.extra_acked, in every state (both drafts' BBRUpdateMaxInflight();
+ * Linux's BBR v1 leaves it out in Startup).
+ */
 static u32 bbr2_extra_acked(struct sock *sk)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
 	u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);
 
-	if (!b->filled_pipe)
-		return 0;
 	return min_t(u32, max(b->extra_acked[0], b->extra_acked[1]), cap);
 }
 

@@ -412,6 +412,36 @@ def test_startup_plateau_on_delivery_rate_v3_on_max_bw_v2(glue, variant, after):
     g.free(sk)
 
 
+@BOTH
+@pytest.mark.parametrize("snd_cwnd, after", [(203, 208), (206, 206)])
+def test_startup_cwnd_target_includes_extra_acked(glue, variant, snd_cwnd, after):
+    """BBRUpdateMaxInflight() (v2 draft 4.6.4.2, v3 draft -06 5.6.4.2): max_inflight = BDPMultiple(cwnd_gain)
+    + BBR.extra_acked in every state, Startup too (Linux's BBR v1 adds the aggregation allowance only once
+    the pipe is full). In Startup cwnd grows by the packets ACKed while below it: 2 x BDP = 200, + 5 (this
+    ACK's 5 packets open an aggregation epoch) = 205; cwnd 203 grows to 208, cwnd 206 stays."""
+    g = glue(variant)
+    sk = connection(g, variant, STARTUP, cwnd=snd_cwnd)
+    ack(g, sk, acked_sacked=5)
+    assert state(g, sk) == STARTUP
+    assert cwnd(g, sk) == after
+    g.free(sk)
+
+
+@pytest.mark.parametrize("variant, after", [("bbr3", 230), ("bbr2", 231)])
+def test_startup_extra_acked_remembers_one_round_in_v3(glue, variant, after):
+    """UpdateACKAggregation() (v3 draft -06 5.5.9): in Startup the extra_acked max filter remembers 1 round
+    ("filter_len = 1"), afterwards 10; the v2 draft keeps 10 throughout. The filter's previous slot holds 40
+    packets (a round ago); the ACK ends a round: v3 forgets them (max_inflight 200 + 1 = 201, cwnd 230
+    stays), v2 keeps them (240: cwnd grows to 231)."""
+    g = glue(variant)
+    sk = connection(g, variant, STARTUP, cwnd=230, extra_acked_win_idx=0, extra_acked_win_rtts=0,
+                    **{"extra_acked[0]": 0, "extra_acked[1]": 40})
+    ack(g, sk, round_start=True)
+    assert state(g, sk) == STARTUP
+    assert cwnd(g, sk) == after
+    g.free(sk)
+
+
 # --- Drain (v2 draft 4.3.2; v3 draft -06 5.3.2) ------------------------------------------------------------
 
 @pytest.mark.parametrize("variant, rounds_before, probe_bw", [

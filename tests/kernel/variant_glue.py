@@ -400,6 +400,12 @@ BBR2_MUTATIONS = {
         ("bbr2_main.h", "return tcp_sk(sk)->is_cwnd_limited;", "return tcp_is_cwnd_limited(sk);"),
     "bbr3: packet conservation in fast recovery as in v2":
         ("bbr2_main.h", "bool v2 = P(version) < 3;", "bool v2 = true;"),
+    "bbr2/3: no extra_acked in Startup (Linux's BBR v1)":
+        ("bbr2_main.h", "u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);\n\n\treturn",
+         "u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);\n\n\treturn !b->filled_pipe ? 0 :"),
+    "bbr3: extra_acked filter over 10 rounds in Startup too":
+        ("bbr2_main.h", "u32 half_win = P(version) >= 3 && !b->filled_pipe ? 1 : bbr2_extra_acked_win / 2;",
+         "u32 half_win = bbr2_extra_acked_win / 2;"),
     "bbr3: a lossy probe not remembered (prev_probe_too_high)":
         ("bbr2_main.h", "if (P(version) >= 3)\n\t\tb->prev_probe_too_high = 1;",
          "if (0)\n\t\tb->prev_probe_too_high = 1;"),
