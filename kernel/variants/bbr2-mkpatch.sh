@@ -87,13 +87,16 @@ exit 0
  * v2 against v3 (parameters; defaults per module in variants.yaml):
  * up_cwnd_gain_pct 200/225 (v2 draft 4.6.1 table; v3 draft and Google's
  * BBRv3 release), full_loss_cnt 3/6 (v2 draft 4.3.1.3; Google's v3 code),
- * and `version`, which selects the ProbeBW_UP exit: v2 draft 4.3.3.6
- * (a min_rtt elapsed and inflight > BBRInflight(max_bw, 1.25)) or the v3
- * draft's BBRCheckTimeToGoDown() (the full-bandwidth estimator on
- * delivery-rate samples, reset while cwnd-limited at inflight_hi). Both
- * drafts pace DOWN at 0.9 and Startup at 2.77 with cwnd gain 2; Google's
- * v2alpha code used 0.75 and 2.885 (down_gain_pct=75,
- * startup_pacing_gain_pct=289, startup_cwnd_gain_pct=289 reproduce it).
+ * and `version`, which selects the draft's rules: the ProbeBW_UP exit (v2
+ * draft 4.3.3.6: a min_rtt elapsed and inflight > BBRInflight(max_bw, 1.25);
+ * v3 draft IsTimeToGoDown(): the full-bandwidth estimator on delivery-rate
+ * samples, reset while cwnd-limited at inflight_hi), Startup's plateau (v2:
+ * max_bw; v3: delivery-rate samples), packet conservation in fast recovery
+ * (v2 only), and v3's precautionary probing, 3-round Drain timeout and
+ * 1-round extra_acked window in Startup. Both drafts pace DOWN at 0.9 and
+ * Startup at 2.77 with cwnd gain 2 (Drain at its inverse, 0.5); Google's
+ * v2alpha code used 0.75, 2.885 and 1 / 2.885 (down_gain_pct=75,
+ * startup_pacing_gain_pct=289, startup_cwnd_gain_pct=289 reproduce them).
  *
  * Loss recovery: cwnd is saved on entering recovery and restored on leaving
  * it; v2 (draft 4.6.4.4) also takes the newly lost packets off cwnd and

@@ -358,12 +358,12 @@ BBR2_MUTATIONS = {
     "bbr2/3: leaving recovery without restoring the saved cwnd":
         ("bbr2_main.h", "cwnd = max(cwnd, b->prior_cwnd);\n\t\tb->packet_conservation = 0;",
          "b->packet_conservation = 0;"),
-    "bbr2/3: entering fast recovery keeps cwnd less the lost instead of in-flight + ACKed":
+    "bbr2: entering fast recovery keeps cwnd less the lost instead of in-flight + ACKed":
         ("bbr2_main.h", "cwnd = tcp_packets_in_flight(tp) + acked;",
          "(void)acked;"),
-    "bbr2/3: packet conservation held through all of fast recovery, not its first round":
+    "bbr2: packet conservation held through all of fast recovery, not its first round":
         ("bbr2_main.h", "b->packet_conservation = 0;\t/* held for one round */", "(void)0;"),
-    "bbr2/3: no packet conservation in fast recovery":
+    "bbr2: no packet conservation in fast recovery":
         ("bbr2_main.h", "if (b->packet_conservation) {",
          "if (0) {"),
     "bbr2/3: an undone recovery keeps the lower bounds":
@@ -398,6 +398,8 @@ BBR2_MUTATIONS = {
         ("bbr2_main.h", "u32 bw = v3 ? sample_bw : bbr2_max_bw(b);", "u32 bw = bbr2_max_bw(b);"),
     "bbr2/3: cwnd-limited read with Linux's tcp_is_cwnd_limited() (slow-start clause)":
         ("bbr2_main.h", "return tcp_sk(sk)->is_cwnd_limited;", "return tcp_is_cwnd_limited(sk);"),
+    "bbr3: newly lost packets taken off cwnd as in v2":
+        ("bbr2_main.h", "if (v2 && rs->losses > 0)", "if (rs->losses > 0)"),
     "bbr3: packet conservation in fast recovery as in v2":
         ("bbr2_main.h", "bool v2 = P(version) < 3;", "bool v2 = true;"),
     "bbr2/3: no extra_acked in Startup (Linux's BBR v1)":
