@@ -101,7 +101,7 @@ exit 0
  * Loss recovery: cwnd is saved on entering recovery and restored on leaving
  * it; v2 (draft 4.6.4.4) also takes the newly lost packets off cwnd and
  * holds packet conservation for the first round of fast recovery, v3 (every
- * v3 draft revision, and Google's v3 code) does neither. "Cwnd-limited" is the
+ * v3 draft revision, and Google's v2alpha and v3 code) does neither. "Cwnd-limited" is the
  * stack's tp->is_cwnd_limited, as in Google's code.
  *
  * Needs the testbed kernel's per-packet in-flight and loss counts in the

@@ -783,8 +783,8 @@ static void bbr2_check_probe_rtt(struct sock *sk, const struct rate_sample *rs,
  * is restored (BBRRestoreCwnd(), both drafts). v2 draft 4.6.4.4,
  * BBRModulateCwndForRecovery(): cwnd less the packets newly lost, and on
  * entering fast recovery packet conservation for one round. The v3 draft
- * (OnEnterFastRecovery(): SaveCwnd() only) does neither; Google's v3 code
- * neither, and its v2alpha code holds no packet conservation. Returns true
+ * (OnEnterFastRecovery(): SaveCwnd() only) does neither, nor does Google's
+ * v2alpha or v3 code (its bbr_set_cwnd() has no recovery step). Returns true
  * if cwnd was set here.
  */
 static bool bbr2_cwnd_for_recovery(struct sock *sk, const struct rate_sample *rs,
