@@ -1,6 +1,6 @@
 """Do the glue tests catch a wrong glue? Mutations of the variants' kernel glue, one at a time.
 
-Usage: .venv/bin/python bench/glue_mutations.py [--out FILE]
+Usage: .venv/bin/python bench/glue_mutations.py [--out FILE] [--only TEXT ...]
 
 For each mutation of tests/kernel/variant_glue.py's MUTATIONS (issue 24's list: one added line of a
 variant's patch changed), then of its EXTRA_MUTATIONS (wrong glues for the further tests), then of its
@@ -8,8 +8,9 @@ BBR2_MUTATIONS (one place of bbr2_main.h, the glue of bbr2 and bbr3, changed), c
 temporary directory with that change and runs the glue tests (TESTS: tests/kernel/test_variant_glue.py
 and tests/kernel/test_bbr2_glue.py) against it (GLUE_VARIANTS_DIR), then records which tests failed;
 first the same run on the unchanged patches, which must pass. Writes a Markdown table to FILE (default
-bench/results/glue-mutations-<today>.md). Host only (gcc, patch, the kernel source as the tests find
-it); about 5 s per run, 45 runs. Exit status 1 if the baseline fails, a run is skipped, or a mutation
+bench/results/glue-mutations-<today>.md). --only runs the baseline and just the mutations whose label
+contains one of the TEXTs (the record then says so). Host only (gcc, patch, the kernel source as the tests
+find it); about 10 s per run, 61 runs. Exit status 1 if the baseline fails, a run is skipped, or a mutation
 passes every test.
 """
 import argparse
@@ -42,8 +43,9 @@ def run_tests(variants: pathlib.Path, junit: pathlib.Path) -> dict:
     return pytest_outcomes(junit)
 
 
-def report(results: dict) -> str:
-    """The Markdown record: one row per run (baseline first)."""
+def report(results: dict, only=None) -> str:
+    """The Markdown record: one row per run (baseline first); `only`: the --only texts, if the run was
+    restricted to the mutations they name."""
     lines = [f"# Glue mutations ({datetime.date.today().isoformat()})", "",
              "`bench/glue_mutations.py`: each mutation changes one added line of a variant's patch "
              "(tests/kernel/variant_glue.py MUTATIONS), or one place of bbr2_main.h, the glue bbr2.patch and "
@@ -51,9 +53,12 @@ def report(results: dict) -> str:
              "`tests/kernel/test_bbr2_glue.py` then run against the mutated patches (the patched tcp_bbr.c "
              "compiled on the host against kernel/tests/glue/kapi.h). "
              "A mutation is caught when at least one test fails.", "",
+             *([f"Only the mutations whose label contains {' or '.join(repr(o) for o in only)} were run "
+                f"(--only), {len(results) - 1} of {len(vg.ALL_MUTATIONS)}.", ""] if only else []),
              "| run | changed line (patch: old -> new) | tests passed | tests failed | caught |", "|---|---|---|---|---|"]
+    firsts = [next((m for m in group if m in results), None) for group in (vg.EXTRA_MUTATIONS, vg.BBR2_MUTATIONS)]
     for label, res in results.items():
-        if label in (next(iter(vg.EXTRA_MUTATIONS)), next(iter(vg.BBR2_MUTATIONS))):
+        if label in firsts:
             title = ("Further wrong glues, for the tests beyond issue 24's seven:" if label in vg.EXTRA_MUTATIONS
                      else "Wrong glues of bbr2/bbr3 (bbr2_main.h; tests/kernel/test_bbr2_glue.py):")
             lines += ["", title, "",
@@ -77,6 +82,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=pathlib.Path,
                     default=ROOT / "bench" / "results" / f"glue-mutations-{datetime.date.today().isoformat()}.md")
+    ap.add_argument("--only", nargs="+", metavar="TEXT",
+                    help="run only the mutations whose label contains one of these texts")
     args = ap.parse_args()
     if not args.out.parent.is_dir():
         sys.exit(f"glue_mutations: no directory {args.out.parent} for --out")
@@ -85,12 +92,15 @@ def main():
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        for i, label in enumerate(["baseline (unchanged patches)", *vg.ALL_MUTATIONS]):
+        chosen = [m for m in vg.ALL_MUTATIONS if not args.only or any(o in m for o in args.only)]
+        if args.only and not chosen:
+            sys.exit(f"glue_mutations: no mutation's label contains {args.only}")
+        for i, label in enumerate(["baseline (unchanged patches)", *chosen]):
             variants = source if i == 0 else vg.mutate(source, tmp / f"variants{i}", label)
             results[label] = res = run_tests(variants, tmp / f"junit{i}.xml")
             print(f"{label}: {res['passed']} passed, {len(res['failed'])} failed {res['failed']}"
                   + (f", skipped: {res['skipped'][0]}" if res["skipped"] else ""), flush=True)
-    write_text_atomic(args.out, report(results))
+    write_text_atomic(args.out, report(results, args.only))
     print(f"glue_mutations: wrote {args.out}")
     base = results["baseline (unchanged patches)"]
     bad = base["failed"] or any(r["skipped"] for r in results.values()) or \

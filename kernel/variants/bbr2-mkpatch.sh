@@ -37,7 +37,7 @@ exit 0
  *
  * Sources: BBRv2 from draft-cardwell-iccrg-bbr-congestion-control-02 (IETF
  * ICCRG, March 2022, "version 2 of the BBR algorithm"); BBRv3 from
- * draft-ietf-ccwg-bbr (IETF CCWG). Written here from the drafts' text and
+ * draft-ietf-ccwg-bbr-06 (IETF CCWG, July 2026). Written here from the drafts' text and
  * pseudocode; Google's Linux code (github.com/google/bbr, v2alpha and v3) was
  * read to learn, not copied. Function comments name the drafts' routines.
  *
@@ -60,10 +60,11 @@ exit 0
  *   The model's bw is min(max_bw, bw_lo); cwnd is also capped by the bounds.
  *
  * States: STARTUP (pacing gain 2.77, cwnd gain 2) until bandwidth grew less
- * than 25 % in three rounds, or a round in recovery had a loss rate above
- * 2 % with enough loss events (v2 draft: 3 lost ranges; v3: 6); DRAIN
- * (pacing 0.35) until inflight is at most one BDP; PROBE_BW, a cycle of four
- * phases:
+ * than 25 % in three rounds (v2: of max_bw; v3: of the delivery-rate
+ * samples), or a round in recovery had a loss rate above 2 % with enough
+ * loss events (v2 draft: 3 lost ranges; v3: 6); DRAIN (pacing 1 / Startup's
+ * cwnd gain = 0.5) until inflight is at most one BDP (v3: or after 3 round
+ * trips); PROBE_BW, a cycle of four phases:
  *   DOWN   pacing 0.9: drain the queue the last probe made, until
  *          inflight <= BDP and below inflight_hi's 15 % headroom;
  *   CRUISE pacing 1.0, cwnd capped at inflight_hi less 15 % headroom, until
@@ -75,7 +76,10 @@ exit 0
  *          while cwnd-limited at it, until loss above 2 % (then inflight_hi
  *          is cut), or (v2) a min_rtt has passed and inflight > 1.25 BDP, or
  *          (v3) bandwidth stopped growing while the flow was not held back
- *          by inflight_hi;
+ *          by inflight_hi, or (v3, precautionary probing) inflight reached
+ *          the inflight_hi of a previous probe that ended in loss; if such
+ *          a cautious probe brings no excess loss, v3 probes again at once
+ *          (REFILL) without cruising;
  * and PROBE_RTT, entered when min_rtt was not renewed for 5 s: cwnd is cut
  * to half the estimated BDP (BBRProbeRTTCwndGain = 0.5; BBR v1: 4 packets)
  * for 200 ms and one round trip, then PROBE_BW resumes in CRUISE.
@@ -83,13 +87,22 @@ exit 0
  * v2 against v3 (parameters; defaults per module in variants.yaml):
  * up_cwnd_gain_pct 200/225 (v2 draft 4.6.1 table; v3 draft and Google's
  * BBRv3 release), full_loss_cnt 3/6 (v2 draft 4.3.1.3; Google's v3 code),
- * and `version`, which selects the ProbeBW_UP exit: v2 draft 4.3.3.6
- * (a min_rtt elapsed and inflight > BBRInflight(max_bw, 1.25)) or the v3
- * draft's BBRCheckTimeToGoDown() (the full-bandwidth estimator on
- * delivery-rate samples, reset while cwnd-limited at inflight_hi). Both
- * drafts pace DOWN at 0.9 and Startup at 2.77 with cwnd gain 2; Google's
- * v2alpha code used 0.75 and 2.885 (down_gain_pct=75,
- * startup_pacing_gain_pct=289, startup_cwnd_gain_pct=289 reproduce it).
+ * and `version`, which selects the draft's rules: the ProbeBW_UP exit (v2
+ * draft 4.3.3.6: a min_rtt elapsed and inflight > BBRInflight(max_bw, 1.25);
+ * v3 draft IsTimeToGoDown(): the full-bandwidth estimator on delivery-rate
+ * samples, reset while cwnd-limited at inflight_hi), Startup's plateau (v2:
+ * max_bw; v3: delivery-rate samples), packet conservation in fast recovery
+ * (v2 only), and v3's precautionary probing, 3-round Drain timeout and
+ * 1-round extra_acked window in Startup. Both drafts pace DOWN at 0.9 and
+ * Startup at 2.77 with cwnd gain 2 (Drain at its inverse, 0.5); Google's
+ * v2alpha code used 0.75, 2.885 and 1 / 2.885 (down_gain_pct=75,
+ * startup_pacing_gain_pct=289, startup_cwnd_gain_pct=289 reproduce them).
+ *
+ * Loss recovery: cwnd is saved on entering recovery and restored on leaving
+ * it; v2 (draft 4.6.4.4) also takes the newly lost packets off cwnd and
+ * holds packet conservation for the first round of fast recovery, v3 (every
+ * v3 draft revision, and Google's v2alpha and v3 code) does neither. "Cwnd-limited" is the
+ * stack's tp->is_cwnd_limited, as in Google's code.
  *
  * Needs the testbed kernel's per-packet in-flight and loss counts in the
  * rate sample (kernel/patches/10-tcp-rate-tx-in-flight.patch).
@@ -100,10 +113,15 @@ exit 0
  * bbr_bw_hi is inflight_hi in packets (0xFFFFFFFF: no bound yet);
  * bbr_min_rtt, bbr_pacing_gain and bbr_cwnd_gain are the model's.
  *
- * Known differences from Google's code: no ECN response (the testbed marks
- * no CE); no per-lost-packet hook (the loss-rate check runs on each ACK's
- * rate sample); an undone recovery resets bw_lo/inflight_lo to "no bound"
- * instead of restoring their old values; the max-bw filter advances at the
- * end of each probe's feedback round (v3 draft), not at Google's points.
+ * Known differences from the drafts and Google's code (kernel/variants/
+ * README.md lists them with reasons): no per-lost-packet handling (the
+ * loss-rate check runs on each ACK's rate sample; the drafts' and Google's
+ * per-loss hook needs a kernel hook the testbed kernel lacks); no ECN
+ * response (the testbed marks no CE); an undone recovery resets
+ * bw_lo/inflight_lo to "no bound" instead of restoring their old values;
+ * in-flight counts include packets still held in fq (the drafts' C.inflight;
+ * Google's code corrects to the earliest departure time); the max-bw filter
+ * advances at the end of each probe's feedback round (the drafts), not at
+ * Google's points.
  */
 @@END@@

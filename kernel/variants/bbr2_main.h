@@ -64,10 +64,13 @@ struct bbr2 {
 	    extra_acked_win_rtts:5,
 	    extra_acked_win_idx:1;
 	u32 ack_epoch_acked;		/* packets ACKed in the epoch */
+	u8 drain_rounds:3,		/* round trips ended in Drain (v3: at most 3) */
+	   prev_probe_too_high:1,	/* BBR.prev_probe_too_high (v3 draft -06) */
+	   prev_probe_precautionary:1;	/* BBR.prev_probe_precautionary (v3 draft -06) */
 };
 
 /* Constants the drafts fix (both versions). */
-static const u32 bbr2_drain_gain = BBR_UNIT * 1000 / 2885;	/* BBRDrainPacingGain ~0.35 */
+static const u32 bbr2_drain_max_rounds = 3;			/* v3 draft -06: Drain timeout */
 static const u32 bbr2_default_cwnd_gain = BBR_UNIT * 2;	/* BBRDefaultCwndGain */
 static const u32 bbr2_up_pacing_gain = BBR_UNIT * 5 / 4;	/* ProbeBW_UP */
 static const u32 bbr2_min_rtt_win_sec = 10;			/* MinRTTFilterLen */
@@ -83,6 +86,17 @@ static const u32 bbr2_min_tso_rate = 1200000;
 
 #define P(name) READ_ONCE(name.val)
 static u32 pct_gain(u32 pct) { return pct * BBR_UNIT / 100; }
+
+/* C.is_cwnd_limited of the v3 draft ("the connection has fully utilized
+ * C.cwnd"): the stack's flag, as Google's code reads it. Not Linux's
+ * tcp_is_cwnd_limited(), whose slow-start clause (cwnd < 2 * max_packets_out
+ * while cwnd < ssthresh) holds almost always here, as ssthresh stays
+ * TCP_INFINITE_SSTHRESH.
+ */
+static bool bbr2_is_cwnd_limited(struct sock *sk)
+{
+	return tcp_sk(sk)->is_cwnd_limited;
+}
 
 static u32 bbr2_max_bw(const struct bbr2 *b) { return max(b->bw_hi[0], b->bw_hi[1]); }
 
@@ -267,6 +281,7 @@ static void bbr2_start_probe_bw_refill(struct sock *sk)
 	bbr2_reset_lower_bounds(b);
 	b->probe_up_rounds = 0;
 	b->probe_up_acks = 0;
+	b->prev_probe_precautionary = 0;
 	b->ack_phase = BBR2_ACKS_REFILLING;
 	bbr2_start_round(sk);
 	b->state = BBR2_PROBE_BW_REFILL;
@@ -412,7 +427,8 @@ static void bbr2_update_congestion_signals(struct sock *sk, const struct rate_sa
 }
 
 /* BBRUpdateACKAggregation(): data ACKed beyond bw * interval in an epoch,
- * max over the last 5-10 round trips, capped at 100 ms of bw and at cwnd.
+ * max over the last 5-10 round trips (v3 draft -06: over 1 round in Startup,
+ * here 1-2), capped at 100 ms of bw and at cwnd.
  */
 static void bbr2_update_ack_aggregation(struct sock *sk, const struct rate_sample *rs)
 {
@@ -423,8 +439,10 @@ static void bbr2_update_ack_aggregation(struct sock *sk, const struct rate_sampl
 	if (rs->acked_sacked <= 0 || rs->delivered < 0 || rs->interval_us <= 0)
 		return;
 	if (b->round_start) {
+		u32 half_win = P(version) >= 3 && !b->filled_pipe ? 1 : bbr2_extra_acked_win / 2;
+
 		b->extra_acked_win_rtts = min(0x1FU, b->extra_acked_win_rtts + 1U);
-		if (b->extra_acked_win_rtts >= bbr2_extra_acked_win / 2) {
+		if (b->extra_acked_win_rtts >= half_win) {
 			b->extra_acked_win_rtts = 0;
 			b->extra_acked_win_idx ^= 1;
 			b->extra_acked[b->extra_acked_win_idx] = 0;
@@ -444,13 +462,14 @@ static void bbr2_update_ack_aggregation(struct sock *sk, const struct rate_sampl
 		b->extra_acked[b->extra_acked_win_idx] = min_t(u32, extra, 0xFFFF);
 }
 
+/* BBR.extra_acked, in every state (both drafts' BBRUpdateMaxInflight();
+ * Linux's BBR v1 leaves it out in Startup).
+ */
 static u32 bbr2_extra_acked(struct sock *sk)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
 	u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);
 
-	if (!b->filled_pipe)
-		return 0;
 	return min_t(u32, max(b->extra_acked[0], b->extra_acked[1]), cap);
 }
 
@@ -502,17 +521,28 @@ static void bbr2_check_startup_high_loss(struct sock *sk, const struct rate_samp
 	}
 }
 
-/* BBRCheckStartupDone() and BBRCheckDrainDone(). */
+/* BBRCheckStartupDone() and BBRCheckDrainDone(). BBREnterDrain(): pacing
+ * gain 1 / BBRStartupCwndGain (v2 draft 4.3.2: 0.5 with the default cwnd gain
+ * 2; v3 draft -06 5.3.2: BBR.DrainPacingGain = 0.5, "any value at or below 1
+ * / BBRStartupCwndGain"; Google's code 1 / 2.885, which the v2alpha preset's
+ * startup_cwnd_gain_pct 289 gives). Drain ends when inflight is at most the
+ * BDP, or (v3 draft -06) after 3 round trips in Drain.
+ */
 static void bbr2_check_startup_and_drain(struct sock *sk)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
+	u32 cwnd_gain = pct_gain(P(startup_cwnd_gain_pct));
 
 	if (b->state == BBR2_STARTUP && b->filled_pipe) {
 		b->state = BBR2_DRAIN;		/* BBREnterDrain() */
-		bbr2_set_gains(b, bbr2_drain_gain, pct_gain(P(startup_cwnd_gain_pct)));
+		b->drain_rounds = 0;
+		bbr2_set_gains(b, BBR_UNIT * BBR_UNIT / cwnd_gain, cwnd_gain);
+	} else if (b->state == BBR2_DRAIN && b->round_start && b->drain_rounds < 7) {
+		b->drain_rounds++;
 	}
 	if (b->state == BBR2_DRAIN &&
-	    tcp_packets_in_flight(tcp_sk(sk)) <= bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT))
+	    (tcp_packets_in_flight(tcp_sk(sk)) <= bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT) ||
+	     (P(version) >= 3 && b->drain_rounds > bbr2_drain_max_rounds)))
 		bbr2_enter_probe_bw(sk);
 }
 
@@ -522,6 +552,8 @@ static void bbr2_handle_inflight_too_high(struct sock *sk, const struct rate_sam
 	struct bbr2 *b = inet_csk_ca(sk);
 
 	b->bw_probe_samples = 0;
+	if (P(version) >= 3)
+		b->prev_probe_too_high = 1;
 	if (!rs->is_app_limited)
 		b->inflight_hi = bbr2_inflight_hi_on_loss(rs->tx_in_flight,
 							  bbr2_target_inflight(sk), P(beta_pct));
@@ -538,7 +570,7 @@ static void bbr2_probe_inflight_hi_upward(struct sock *sk, const struct rate_sam
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 delta;
 
-	if (!tcp_is_cwnd_limited(sk) || tcp_snd_cwnd(tp) < b->inflight_hi) {
+	if (!bbr2_is_cwnd_limited(sk) || tcp_snd_cwnd(tp) < b->inflight_hi) {
 		b->probe_up_acks = 0;
 		return;
 	}
@@ -552,8 +584,13 @@ static void bbr2_probe_inflight_hi_upward(struct sock *sk, const struct rate_sam
 		bbr2_raise_inflight_hi_slope(sk);
 }
 
-/* BBRAdaptUpperBounds() with BBRCheckInflightTooHigh(). */
-static void bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *rs)
+/* BBRAdaptUpperBounds() with BBRCheckInflightTooHigh() (v3 draft -06:
+ * AdaptLongTermModel(), with its precautionary-probing acceleration: once
+ * the feedback of a probe stopped early at the risky inflight_hi
+ * (prev_probe_precautionary) is in without too much loss, probe again at once
+ * from REFILL). Returns true if it started a new phase.
+ */
+static bool bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *rs)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
 
@@ -564,18 +601,24 @@ static void bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *r
 		b->ack_phase = BBR2_ACKS_INIT;
 		if (bbr2_in_probe_bw(b) && !rs->is_app_limited)
 			bbr2_advance_max_bw_filter(b);
+		if (P(version) >= 3 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&
+		    !b->prev_probe_too_high) {
+			bbr2_start_probe_bw_refill(sk);
+			return true;
+		}
 	}
 	if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight, P(loss_thresh_bp))) {
 		if (b->bw_probe_samples)
 			bbr2_handle_inflight_too_high(sk, rs);
-		return;
+		return false;
 	}
 	if (b->inflight_hi == BBR2_INF)
-		return;
+		return false;
 	if (rs->tx_in_flight > b->inflight_hi)
 		b->inflight_hi = rs->tx_in_flight;
 	if (b->state == BBR2_PROBE_BW_UP)
 		bbr2_probe_inflight_hi_upward(sk, rs);
+	return false;
 }
 
 /* BBRCheckTimeToProbeBW(). */
@@ -603,7 +646,8 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 
 	if (!b->filled_pipe)
 		return;
-	bbr2_adapt_upper_bounds(sk, rs);
+	if (bbr2_adapt_upper_bounds(sk, rs))
+		return;
 	if (!bbr2_in_probe_bw(b))
 		return;
 	switch (b->state) {
@@ -624,8 +668,14 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 		}
 		break;
 	case BBR2_PROBE_BW_UP:
-		if (P(version) >= 3) {
-			go = bbr2_up_done_v3(tcp_is_cwnd_limited(sk), tcp_snd_cwnd(tp),
+		if (P(version) >= 3 && b->prev_probe_too_high && inflight >= b->inflight_hi) {
+			/* v3 draft -06 IsTimeToGoDown(): precautionary
+			 * deceleration at the inflight_hi of the last lossy probe.
+			 */
+			b->prev_probe_precautionary = 1;
+			go = 1;
+		} else if (P(version) >= 3) {
+			go = bbr2_up_done_v3(bbr2_is_cwnd_limited(sk), tcp_snd_cwnd(tp),
 					     b->inflight_hi, b->full_bw_now);
 			if (go < 0) {
 				bbr2_reset_full_bw(b);
@@ -635,8 +685,10 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 			go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), b->min_rtt_us, inflight,
 					     bbr2_inflight(sk, bbr2_max_bw(b), bbr2_up_pacing_gain));
 		}
-		if (go > 0)
+		if (go > 0) {
+			b->prev_probe_too_high = 0;	/* v3 draft -06: no high loss (yet) */
 			bbr2_start_probe_bw_down(sk);
+		}
 		break;
 	default:
 		break;
@@ -726,9 +778,14 @@ static void bbr2_check_probe_rtt(struct sock *sk, const struct rate_sample *rs,
 		b->idle_restart = 0;
 }
 
-/* BBRModulateCwndForRecovery() with Linux's CA states: on entering
- * fast recovery cwnd is saved and packet conservation holds for one round;
- * on leaving it, cwnd is restored. Returns true if cwnd was set here.
+/* Loss recovery with Linux's CA states (cwnd was saved by ssthresh(), which
+ * Linux calls on entering recovery: BBRSaveCwnd()). On leaving recovery cwnd
+ * is restored (BBRRestoreCwnd(), both drafts). v2 draft 4.6.4.4,
+ * BBRModulateCwndForRecovery(): cwnd less the packets newly lost, and on
+ * entering fast recovery packet conservation for one round. The v3 draft
+ * (OnEnterFastRecovery(): SaveCwnd() only) does neither, nor does Google's
+ * v2alpha or v3 code (its bbr_set_cwnd() has no recovery step). Returns true
+ * if cwnd was set here.
  */
 static bool bbr2_cwnd_for_recovery(struct sock *sk, const struct rate_sample *rs,
 				   u32 acked, u32 *new_cwnd)
@@ -736,11 +793,12 @@ static bool bbr2_cwnd_for_recovery(struct sock *sk, const struct rate_sample *rs
 	struct bbr2 *b = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	u8 prev_state = b->prev_ca_state, state = inet_csk(sk)->icsk_ca_state;
+	bool v2 = P(version) < 3;
 	u32 cwnd = tcp_snd_cwnd(tp);
 
-	if (rs->losses > 0)
+	if (v2 && rs->losses > 0)
 		cwnd = max_t(s32, cwnd - rs->losses, 1);
-	if (state == TCP_CA_Recovery && prev_state != TCP_CA_Recovery) {
+	if (v2 && state == TCP_CA_Recovery && prev_state != TCP_CA_Recovery) {
 		b->packet_conservation = 1;
 		bbr2_start_round(sk);
 		cwnd = tcp_packets_in_flight(tp) + acked;

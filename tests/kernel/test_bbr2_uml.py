@@ -13,6 +13,8 @@ Short runs on the virtual clock, sampled every 10 ms (the shallow-buffer ones ev
 - shallow: four bbr, four bbr2, four bbr3 flows (three runs of 10 s), 0.1-BDP buffer: v2/v3
   retransmit far less than v1 (the shallow-buffer case of Google's nsperf scripts).
 
+The probe spacing (the lone flow's waits from DOWN to REFILL) is the drafts' 2-3 s.
+
 Mutations tried (2026-11-26): probe_rtt_cwnd_gain_pct=1 (ProbeRTT at 4 packets, as BBR v1) fails
 the ProbeRTT test (cwnd 4 against a 68-packet BDP); down_gain_pct=75 fails the cycle test's gains;
 the loss test carries its own wrong module (the bbr3 flow above).
@@ -153,6 +155,29 @@ def test_probe_bw_cycles_through_down_cruise_refill_up(lone):
     gains = {s: {round(float(r["bbr_pacing_gain"]), 2) for r in rows if r["state"] == s} for s in PROBE_BW}
     assert gains == {"probe_bw_down": {0.9}, "probe_bw_cruise": {1.0},
                      "probe_bw_refill": {1.0}, "probe_bw_up": {1.25}}, gains
+
+
+def test_probe_spacing_is_the_drafts_2_to_3_seconds(lone):
+    """BBRPickProbeWait() (both drafts): the next probe (REFILL) starts 2 s + U(0, 1 s) of wall clock after
+    ProbeBW_DOWN started (ProbeBW's clock restarts there, and on leaving ProbeRTT), or after min(BDP in
+    packets, 63) round trips if that comes first: here the BDP is 69 packets and a round at least 40 ms, so
+    62-63 rounds take at least 2.48 s and the wall clock decides. Measured on the virtual clock from the
+    sampled state of the lone flow, to within the 10-ms sampling. Measured 2026-11-28: 2.51 and 2.10 s (the
+    first probe's DOWN lasted under one sample). A wait of 0.2-0.3 s, or a Reno bound of a few rounds, would
+    put waits below 0.5 s (not tried on the testbed; the glue test of the same rule fails for it)."""
+    rows = [r for r in lone if r["flow"] == "1" and r["state"]]
+    runs = runs_of(rows)
+    waits, clock = [], None
+    for i, (st, rs) in enumerate(runs):
+        t0 = float(rs[0]["t_s"])
+        if st == "probe_bw_down" or (st == "probe_bw_cruise" and i and runs[i - 1][0] == "probe_rtt"):
+            clock = t0
+        elif st == "probe_bw_refill" and clock is not None:
+            waits.append(round(t0 - clock, 3))
+            clock = None
+    print("waits from DOWN (or ProbeRTT's end) to REFILL, s:", waits)
+    assert len(waits) >= 2, [s for s, _ in runs]
+    assert all(2.0 - 2 * INTERVAL_S <= w <= 3.0 + 2 * INTERVAL_S for w in waits), waits
 
 
 def test_probe_rtt_holds_half_the_bdp_not_four_packets(lone):

@@ -332,10 +332,10 @@ BBR2_MUTATIONS = {
         ("bbr2_main.h", "go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), b->min_rtt_us,",
          "go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), 0,"),
     "bbr2/3: ProbeBW_UP ends in CRUISE instead of DOWN":
-        ("bbr2_main.h", "if (go > 0)\n\t\t\tbbr2_start_probe_bw_down(sk);",
-         "if (go > 0)\n\t\t\tbbr2_start_probe_bw_cruise(sk);"),
+        ("bbr2_main.h", "no high loss (yet) */\n\t\t\tbbr2_start_probe_bw_down(sk);",
+         "no high loss (yet) */\n\t\t\tbbr2_start_probe_bw_cruise(sk);"),
     "bbr2/3: v3's ProbeBW_UP exit blind to being cwnd-limited":
-        ("bbr2_main.h", "go = bbr2_up_done_v3(tcp_is_cwnd_limited(sk),", "go = bbr2_up_done_v3(0,"),
+        ("bbr2_main.h", "go = bbr2_up_done_v3(bbr2_is_cwnd_limited(sk),", "go = bbr2_up_done_v3(0,"),
     "bbr2/3: ProbeRTT ends in ProbeBW_DOWN instead of CRUISE":
         ("bbr2_main.h", "bbr2_start_probe_bw_down(sk);\n\t\tbbr2_start_probe_bw_cruise(sk);",
          "bbr2_start_probe_bw_down(sk);\n\t\t(void)0;"),
@@ -358,12 +358,12 @@ BBR2_MUTATIONS = {
     "bbr2/3: leaving recovery without restoring the saved cwnd":
         ("bbr2_main.h", "cwnd = max(cwnd, b->prior_cwnd);\n\t\tb->packet_conservation = 0;",
          "b->packet_conservation = 0;"),
-    "bbr2/3: entering fast recovery keeps cwnd less the lost instead of in-flight + ACKed":
+    "bbr2: entering fast recovery keeps cwnd less the lost instead of in-flight + ACKed":
         ("bbr2_main.h", "cwnd = tcp_packets_in_flight(tp) + acked;",
          "(void)acked;"),
-    "bbr2/3: packet conservation held through all of fast recovery, not its first round":
+    "bbr2: packet conservation held through all of fast recovery, not its first round":
         ("bbr2_main.h", "b->packet_conservation = 0;\t/* held for one round */", "(void)0;"),
-    "bbr2/3: no packet conservation in fast recovery":
+    "bbr2: no packet conservation in fast recovery":
         ("bbr2_main.h", "if (b->packet_conservation) {",
          "if (0) {"),
     "bbr2/3: an undone recovery keeps the lower bounds":
@@ -384,6 +384,45 @@ BBR2_MUTATIONS = {
     "bbr2/3: restart from idle in ProbeRTT does not check ProbeRTT's end":
         ("bbr2_main.h", "else if (b->state == BBR2_PROBE_RTT)\n\t\t\tbbr2_check_probe_rtt_done(sk);",
          "else if (b->state == BBR2_PROBE_RTT)\n\t\t\t(void)0;"),
+    "bbr2/3: probe wait 0.2-0.3 s instead of 2-3 s":
+        ("bbr2_main.h", "bbr2_probe_wait_base_us = 2 * USEC_PER_SEC;",
+         "bbr2_probe_wait_base_us = USEC_PER_SEC / 5;"),
+    "bbr2/3: Reno-coexistence cap 200 rounds instead of 63":
+        ("bbr2_main.h", "bbr2_max_probe_rounds = 63;", "bbr2_max_probe_rounds = 200;"),
+    "bbr2/3: max-bw filter never advances":
+        ("bbr2_main.h", "\t\t\tbbr2_advance_max_bw_filter(b);", "\t\t\t(void)b;"),
+    "bbr2/3: inflight_hi's probe slope not raised each round":
+        ("bbr2_main.h", "if (b->round_start)\n\t\tbbr2_raise_inflight_hi_slope(sk);",
+         "if (0)\n\t\tbbr2_raise_inflight_hi_slope(sk);"),
+    "bbr3: Startup plateau measured on max_bw instead of delivery-rate samples":
+        ("bbr2_main.h", "u32 bw = v3 ? sample_bw : bbr2_max_bw(b);", "u32 bw = bbr2_max_bw(b);"),
+    "bbr2/3: cwnd-limited read with Linux's tcp_is_cwnd_limited() (slow-start clause)":
+        ("bbr2_main.h", "return tcp_sk(sk)->is_cwnd_limited;", "return tcp_is_cwnd_limited(sk);"),
+    "bbr3: newly lost packets taken off cwnd as in v2":
+        ("bbr2_main.h", "if (v2 && rs->losses > 0)", "if (rs->losses > 0)"),
+    "bbr3: packet conservation in fast recovery as in v2":
+        ("bbr2_main.h", "bool v2 = P(version) < 3;", "bool v2 = true;"),
+    "bbr2/3: no extra_acked in Startup (Linux's BBR v1)":
+        ("bbr2_main.h", "u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);\n\n\treturn",
+         "u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);\n\n\treturn !b->filled_pipe ? 0 :"),
+    "bbr3: extra_acked filter over 10 rounds in Startup too":
+        ("bbr2_main.h", "u32 half_win = P(version) >= 3 && !b->filled_pipe ? 1 : bbr2_extra_acked_win / 2;",
+         "u32 half_win = bbr2_extra_acked_win / 2;"),
+    "bbr3: a lossy probe not remembered (prev_probe_too_high)":
+        ("bbr2_main.h", "if (P(version) >= 3)\n\t\tb->prev_probe_too_high = 1;",
+         "if (0)\n\t\tb->prev_probe_too_high = 1;"),
+    "bbr3: no precautionary deceleration after a lossy probe":
+        ("bbr2_main.h", "if (P(version) >= 3 && b->prev_probe_too_high && inflight >= b->inflight_hi) {",
+         "if (0) {"),
+    "bbr3: no precautionary acceleration after a safe precautionary probe":
+        ("bbr2_main.h", "if (P(version) >= 3 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&",
+         "if (0 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&"),
+    "bbr3: no Drain timeout":
+        ("bbr2_main.h", "(P(version) >= 3 && b->drain_rounds > bbr2_drain_max_rounds)",
+         "(0 && b->drain_rounds > bbr2_drain_max_rounds)"),
+    "bbr2/3: Drain paced at 1/2.885 (Google's) instead of 1 / BBRStartupCwndGain":
+        ("bbr2_main.h", "bbr2_set_gains(b, BBR_UNIT * BBR_UNIT / cwnd_gain, cwnd_gain);",
+         "bbr2_set_gains(b, BBR_UNIT * 1000 / 2885, cwnd_gain);"),
 }
 
 ALL_MUTATIONS = {**MUTATIONS, **EXTRA_MUTATIONS, **BBR2_MUTATIONS}
