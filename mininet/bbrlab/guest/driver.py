@@ -638,6 +638,8 @@ def start_receivers_and_samplers(run: Run) -> None:
     start = vclock.flows_phase_start(time.time())
     vclock.sleep_until(start)
     run.seeding["restarted"] = restart_randomness(job, run.seeding)
+    if job.get("clock") == "virtual":
+        vclock.driver_first()
     log("starting receivers")
     loss_cmds, run.loss_seeded = apply_loss(run.db, job)
     run.applied += loss_cmds
@@ -741,6 +743,8 @@ def main(run_dir: str) -> int:
     run_dir = pathlib.Path(run_dir)
     job = json.loads((run_dir / "job.json").read_text())
     wait_for_virtual_start(job)
+    if job.get("clock") == "virtual":
+        vclock.no_timer_slack()      # inherited by the sampler, the receivers and the senders
     raw = run_dir / "raw"
     raw.mkdir(exist_ok=True)
     run = Run(job=job, raw=raw, hooks=bench_hooks.for_job(job, raw, log), t_start=time.time())

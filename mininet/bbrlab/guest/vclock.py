@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 
 CLOCK_REALTIME = 0
 TIMER_ABSTIME = 1
@@ -55,6 +56,27 @@ def sleep_until(t: float) -> None:
             if err:
                 raise OSError(err, f"clock_nanosleep until {t}")
             return
+
+
+PR_SET_TIMERSLACK = 29
+
+
+def no_timer_slack() -> None:
+    """This process's and its future children's timer slack to 1 ns (prctl PR_SET_TIMERSLACK; 0
+    would mean the default, 50 us). With slack, a sleep ends at the first timer interrupt in
+    [t, t + slack], so when it ends depends on whatever other timers the guest has pending, such
+    as those its set-up left behind (writeback, workqueues); without, it ends at t."""
+    if _libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(1), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_TIMERSLACK)")
+
+
+def driver_first() -> None:
+    """The calling process (the driver) to SCHED_FIFO, its children back to the default policy
+    (SCHED_RESET_ON_FORK). When the driver and the sampler wake at the same instant (a flow
+    starts on a sample time), the ordinary scheduler runs first whichever has used less CPU,
+    and the driver's CPU includes its set-up, which depends on the host's binaries; the
+    real-time policy runs the driver first, always. It only ever sleeps or waits."""
+    os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(1))
 
 
 def flows_phase_start(now: float, margin_s: float = MARGIN_S) -> float:
