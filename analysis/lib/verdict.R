@@ -93,7 +93,7 @@ CLAIM_REQUIRED <- c("id", "paper", "source", "text", "value", "unit", "experimen
 CLAIM_OPTIONAL <- c(args = "", kind = "exact", op = "", point = "base", aggregate = "", by = "",
                     window = "", direction = "", ref_experiment = "", ref_point = "",
                     relation = "", reading = "", lexicon = "", departure = "",
-                    min_duration_s = "")
+                    min_duration_s = "", power_exempt = "")
 # Metrics whose values are bounded: "share" in 0-100 % (tolerance on the distance
 # from the nearer end), "index" Jain's index in (0, 1] (on the unfairness 1 - J).
 BOUNDED_METRICS <- c(ss_share_pct = "share", ss_capacity_share_pct = "share",
