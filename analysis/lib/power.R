@@ -29,6 +29,12 @@
 #                                     contradicted by 90 %; 50 % by 25 and 75 %)
 #            Jain's index             max(1 - J, 0.1) (0.99 by 0.94; 0.84 by
 #                                     0.76 and 0.92)
+#            time on the run's clock  its distance from the event it follows
+#                                     (clock_origin(), from the experiment's spec:
+#                                     a flow's join or another's departure, the
+#                                     previous ProbeRTT) plus the printed
+#                                     resolution ("64 s" one second after a
+#                                     departure is contradicted by 63 and 65 s)
 #          Relative claims on shares and indices are placed on the share or index
 #          the relation predicts from a synthetic reference (POWER_REF: a Jain
 #          index of 0.8, a share of 40 %, lowered so that the prediction stays on
@@ -59,6 +65,16 @@ clip_scale <- function(x, scale, change = FALSE) {
   x
 }
 
+# A run without data whose flows and length are the experiment's spec's (enough for
+# the clock events of CLOCK_EVENTS): mininet/specs/<paper>/<experiment>.yaml.
+spec_run <- function(experiment, specs_dir) {
+  path <- Sys.glob(file.path(specs_dir, "*", paste0(experiment, ".yaml")))
+  if (length(path) != 1) stop("no single spec for experiment ", experiment, " below ", specs_dir)
+  spec <- yaml::read_yaml(path)
+  flows <- lapply(seq_along(spec$flows), function(i) c(spec$flows[[i]], flow = i))
+  list(meta = list(flows = flows, spec = list(duration_s = spec$duration_s)), goodput = tibble())
+}
+
 # The domain a claim's number is placed in: X (the published number on its scale) and
 # the map from an X back to the measured quantity q (what evaluate_claim compares).
 power_domain <- function(claim) {
@@ -80,10 +96,10 @@ power_domain <- function(claim) {
 }
 
 # The band of one synthetic point under a band variant.
-power_band <- function(claim, ref_mean, band) {
+power_band <- function(claim, ref_mean, band, origin = NA_real_) {
   q_pub <- to_measured(claim$published, claim$relation)
   switch(band,
-    rule = match_band(claim, ref_mean),
+    rule = match_band(claim, ref_mean, origin),
     flat15 = q_pub + c(-1, 1) * 0.15 * abs(q_pub),
     flat50 = q_pub + c(-1, 1) * 0.50 * abs(q_pub),
     stop("band must be rule, flat15 or flat50: ", band))
@@ -91,19 +107,19 @@ power_band <- function(claim, ref_mean, band) {
 
 # A synthetic point: q (measured quantity) with the direction's outcome, as
 # point_stats() returns it (three runs, no spread: the interval is degenerate).
-synthetic_point <- function(claim, q, ref_mean, holds, band, name = "base") {
+synthetic_point <- function(claim, q, ref_mean, holds, band, name = "base", origin = NA_real_) {
   value <- to_display(q, claim$relation)
   list(point = name, label = name, n = 3L, n_runs = 3L, read = name,
-       band = if (claim$kind == "exact") power_band(claim, ref_mean, band) else c(NA_real_, NA_real_),
+       band = if (claim$kind == "exact") power_band(claim, ref_mean, band, origin) else c(NA_real_, NA_real_),
        q = q, q_lo = q, q_hi = q, value = value, lo = value, hi = value,
        sd = 0, min = value, max = value, x = rep(value, 3),
        dir = list(holds = holds, status = if (holds) "all" else "none"), notes = character())
 }
 
-power_verdict_points <- function(claim, q, ref_mean, holds, band) {
+power_verdict_points <- function(claim, q, ref_mean, holds, band, origin = NA_real_) {
   n_pts <- if (claim$aggregate == "") 1L else 3L
   stats <- lapply(seq_len(n_pts), function(k)
-    synthetic_point(claim, q, ref_mean, holds, band, name = sprintf("p=%d", k)))
+    synthetic_point(claim, q, ref_mean, holds, band, name = sprintf("p=%d", k), origin = origin))
   a <- aggregate_points(claim, stats)
   claim_verdict(a$n, a$matches, if (claim$direction == "") NA else a$holds)
 }
@@ -120,7 +136,7 @@ power_verdict_trend <- function(claim, rising) {
   claim_verdict(a$n, a$matches, a$holds)
 }
 
-claim_power <- function(claim, band = "rule") {
+claim_power <- function(claim, band = "rule", specs_dir = "mininet/specs") {
   has_dir <- claim$direction != ""
   row <- function(agree, agree_v, contra, contra_v, contra_dir) {
     ok <- agree == "reproduced" && all(contra != "reproduced") && contra_dir == "not reproduced"
@@ -137,7 +153,12 @@ claim_power <- function(claim, band = "rule") {
   }
   d <- power_domain(claim)
   dist <- power_distance(d$x, d$scale, d$change)
-  at <- function(x, holds) power_verdict_points(claim, d$to_q(x), d$ref, holds, band)
+  origin <- NA_real_
+  if (claim$kind == "exact" && clock_instant(claim)) {
+    origin <- clock_origin(claim, list(spec_run(claim$experiment, specs_dir)))
+    dist <- abs(d$x - origin) + 2 * printed_half_resolution(claim$value)
+  }
+  at <- function(x, holds) power_verdict_points(claim, d$to_q(x), d$ref, holds, band, origin)
   fmt <- function(x) paste(signif(x, 4), collapse = " ")
   if (claim$kind == "exact") {
     xs <- unique(vapply(c(-1, 1), function(s) clip_scale(d$x + s * dist / 2, d$scale, d$change), 0))
@@ -158,6 +179,6 @@ claim_power <- function(claim, band = "rule") {
   row(agree, fmt(to_disp(agree_x)), contra, fmt(vapply(xs, to_disp, 0)), contra_dir)
 }
 
-claims_power <- function(claims, band = "rule") {
-  bind_rows(lapply(seq_len(nrow(claims)), function(i) claim_power(claims[i, ], band)))
+claims_power <- function(claims, band = "rule", specs_dir = "mininet/specs") {
+  bind_rows(lapply(seq_len(nrow(claims)), function(i) claim_power(claims[i, ], band, specs_dir)))
 }

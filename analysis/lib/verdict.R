@@ -320,25 +320,71 @@ claim_scale <- function(claim) BOUNDED_METRICS[claim$metric] %|na|% ""
 # could only match exactly.
 SCALE_RESOLUTION <- c(share = 0.05, index = 0.005)
 
+# THE ENDS OF A SCALE. Near an end the distance stops shrinking at the width of the
+# end zone the lexicon reads as one statement: a share within 10 points of an end
+# ("starves" < 10 %, "entire" >= 90 %), a Jain index within 0.1 of 1 ("almost fair"
+# >= 0.9 and above). So "0.99" accepts 0.97-1 (not 0.9865-0.9935) and "95 %" 93.45-96.55.
+SCALE_END_ZONE <- c(share = 10, index = 0.1)
+# A percentage change is measured from no change; below the 15 % change the lexicon
+# calls significant the distance stops shrinking ("5 %" accepts 2.75-7.25, not 4.25-5.75).
+CHANGE_FLOOR_PCT <- 15
+
+# Distance of x from its scale's reference point, floored at the scale's end zone.
+scale_distance <- function(x, scale) {
+  switch(scale,
+    share = max(min(x, 100 - x), SCALE_END_ZONE[["share"]]),
+    index = max(1 - x, SCALE_END_ZONE[["index"]]),
+    abs(x))
+}
+
+# Half the resolution a number is printed with ("64" 0.5, "1.5" 0.05).
+printed_half_resolution <- function(text) {
+  d <- nchar(sub("^[^.]*\\.?", "", trimws(text)))
+  0.5 * 10^(-d)
+}
+
+# Is the claim a time read on the run's clock (an instant on a figure's axis: a
+# metric of CLOCK_EVENTS with clock = "run", or one without a clock argument, the
+# instant of a periodic phase)?
+clock_instant <- function(claim) {
+  call <- claim_call(claim)
+  m <- as.character(call[[1]])
+  if (!m %in% names(CLOCK_EVENTS) || claim$ref_point != "") return(FALSE)
+  a <- as.list(call)[-1]
+  if ("clock" %in% names(formals(get(m)))) identical(a$clock, "run") else TRUE
+}
+
+# The event a clock instant follows, s on the run's clock, averaged over runs.
+clock_origin <- function(claim, rs) {
+  call <- claim_call(claim)
+  f <- CLOCK_EVENTS[[as.character(call[[1]])]]
+  mean(vapply(rs, function(r) as.numeric(f(r, as.list(call)[-1])), 0))
+}
+
 # THE MATCH BAND of an exact claim (header, "Match"), in the measured domain (the
 # metric's value, or the ratio of the two means for a relative claim). ref_mean:
-# the mean over the reference runs (relative claims on bounded scales need it).
-match_band <- function(claim, ref_mean = NA_real_) {
+# the mean over the reference runs (relative claims on bounded scales need it);
+# origin: for a time on the run's clock, the event it follows (clock_origin()).
+match_band <- function(claim, ref_mean = NA_real_, origin = NA_real_) {
   v <- claim$published
   scale <- claim_scale(claim)
-  dist <- function(x) max(switch(scale, share = min(x, 100 - x), index = 1 - x, abs(x)), 0)
   res <- if (scale == "") 0 else SCALE_RESOLUTION[[scale]]
   if (claim$ref_point == "") {
-    tol <- TOLERANCE * dist(v) + res
+    if (is.finite(origin)) {
+      tol <- TOLERANCE * abs(v - origin) + printed_half_resolution(claim$value)
+      return(c(v - tol, v + tol))
+    }
+    tol <- TOLERANCE * scale_distance(v, scale) + res
     return(c(v - tol, v + tol))
   }
   r <- to_measured(v, claim$relation)
   if (scale != "" && is.finite(ref_mean) && ref_mean > 0) {
     pred <- min(r * ref_mean, if (scale == "index") 1 else 100)
-    tol <- TOLERANCE * dist(pred) + res
+    tol <- TOLERANCE * scale_distance(pred, scale) + res
     return((pred + c(-tol, tol)) / ref_mean)
   }
-  tol <- if (claim$relation %in% c("pct_change", "pct_reduction")) TOLERANCE * abs(v) / 100
+  tol <- if (claim$relation %in% c("pct_change", "pct_reduction"))
+           TOLERANCE * max(abs(v), CHANGE_FLOOR_PCT) / 100
          else TOLERANCE * abs(r)
   c(r - tol, r + tol)
 }
@@ -463,8 +509,10 @@ point_stats <- function(claim, point, runs, warmup_s) {
   dir <- if (claim$direction != "" && n > 0)
     point_direction(parse_direction(claim$direction), sel_ok, ref_ok, claim$window, warmup_s)
   if (claim$metric == "retrans_pkts" && n > 0) notes <- c(notes, retrans_note(claim, sel_ok))
+  origin <- if (claim$kind == "exact" && n > 0 && clock_instant(claim)) clock_origin(claim, sel_ok)
+    else NA_real_
   band <- if (claim$kind == "exact" && n > 0)
-    match_band(claim, if (relative) mean(y) else NA_real_) else c(NA_real_, NA_real_)
+    match_band(claim, if (relative) mean(y) else NA_real_, origin) else c(NA_real_, NA_real_)
   read <- paste0(claim$experiment, "/", point)
   if (relative) read <- c(read, unique(vapply(all_ref, function(r) paste0(r$key$experiment, "/", r$key$point), "")))
   list(point = point, label = if (length(all_sel)) point_label(all_sel[[1]]$meta) else point,
