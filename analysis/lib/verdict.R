@@ -389,6 +389,24 @@ match_band <- function(claim, ref_mean = NA_real_, origin = NA_real_) {
   c(r - tol, r + tol)
 }
 
+# A bound at an observed extreme: "at least X" / "will not exceed X" (lexicon entries
+# at-least, at-most) summarise the paper's own per-point numbers, the smallest or the
+# largest of which is X; X is then a measurement like an exact number and the bound is
+# compared with the far edge of X's band (a value the rule accepts as X does not break
+# "at most X"). Bounds the paper sets as a margin ("< 25 %", entry bound) and the
+# lexicon's thresholds ("fair" >= 0.95) are compared with their number as it stands.
+OBSERVED_BOUND_ENTRIES <- c("at-least", "at-most")
+observed_bound <- function(claim) claim$kind == "bound" &&
+  any(strsplit(claim$lexicon %||% "", "+", fixed = TRUE)[[1]] %in% OBSERVED_BOUND_ENTRIES)
+
+# The number a bound's displayed value is compared with: the published one, or for an
+# observed bound the far edge of its band (band in the measured domain, NA: none).
+bound_threshold <- function(claim, band) {
+  if (!observed_bound(claim) || anyNA(band)) return(claim$published)
+  edges <- to_display(band, claim$relation)
+  if (claim$op %in% c("<", "<=")) max(edges) else min(edges)
+}
+
 in_band <- function(q, band) q >= band[1] - TOL_SLACK && q <= band[2] + TOL_SLACK
 
 band_status <- function(lo, hi, q_pub, band = NULL) {
@@ -511,7 +529,7 @@ point_stats <- function(claim, point, runs, warmup_s) {
   if (claim$metric == "retrans_pkts" && n > 0) notes <- c(notes, retrans_note(claim, sel_ok))
   origin <- if (claim$kind == "exact" && n > 0 && clock_instant(claim)) clock_origin(claim, sel_ok)
     else NA_real_
-  band <- if (claim$kind == "exact" && n > 0)
+  band <- if ((claim$kind == "exact" || observed_bound(claim)) && n > 0)
     match_band(claim, if (relative) mean(y) else NA_real_, origin) else c(NA_real_, NA_real_)
   read <- paste0(claim$experiment, "/", point)
   if (relative) read <- c(read, unique(vapply(all_ref, function(r) paste0(r$key$experiment, "/", r$key$point), "")))
@@ -605,8 +623,9 @@ aggregate_points <- function(claim, stats) {
   status_of <- function(x) if (claim$kind == "exact")
     band_status(sort(to_measured(c(x$lo, x$hi), claim$relation))[1],
                 sort(to_measured(c(x$lo, x$hi), claim$relation))[2], q_pub, x$band)
-    else interval_status(x$lo, x$hi, claim$op, claim$published)
-  matches_of <- function(x) value_matches(x$q, q_pub, claim$kind, claim$op, x$value, claim$published,
+    else interval_status(x$lo, x$hi, claim$op, bound_threshold(claim, x$band))
+  matches_of <- function(x) value_matches(x$q, q_pub, claim$kind, claim$op, x$value,
+                                          bound_threshold(claim, x$band),
                                           x$band)
   if (claim$aggregate %in% c("min", "max")) {
     f <- match.fun(claim$aggregate)
