@@ -110,7 +110,7 @@ power_band <- function(claim, ref_mean, band, origin = NA_real_) {
 synthetic_point <- function(claim, q, ref_mean, holds, band, name = "base", origin = NA_real_) {
   value <- to_display(q, claim$relation)
   list(point = name, label = name, n = 3L, n_runs = 3L, read = name,
-       band = if (claim$kind == "exact" || observed_bound(claim)) power_band(claim, ref_mean, band, origin)
+       band = if (claim$kind == "exact" || banded_bound(claim)) power_band(claim, ref_mean, band, origin)
               else c(NA_real_, NA_real_),
        q = q, q_lo = q, q_hi = q, value = value, lo = value, hi = value,
        sd = 0, min = value, max = value, x = rep(value, 3),

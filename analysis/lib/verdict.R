@@ -44,10 +44,22 @@
 #                        as above (two indices >= 0.95 no longer match
 #                        "similar" automatically; "improves by -2.2 %" is
 #                        tested on the index it predicts, not as 0.83-1.13x);
+#                    AT A SCALE'S END the distance stops shrinking at the
+#                    lexicon's end zone (SCALE_END_ZONE: a share within 10
+#                    points of an end, an index within 0.1 of 1; a change
+#                    below CHANGE_FLOOR_PCT = 15 %): "0.99" accepts 0.97-1;
+#                    A TIME ON THE RUN'S CLOCK (clock = "run", a ProbeRTT
+#                    instant) is measured from the event it follows
+#                    (CLOCK_EVENTS), plus half its printed resolution;
 #                    the band is mapped back to the measured domain (ratios
 #                    for relative claims), where the interval is compared;
 #             bound: the displayed value satisfies `op value` (the bound is the
-#                    paper's own margin; no tolerance is added);
+#                    paper's own margin or the lexicon's threshold; nothing is
+#                    added), except: at an OBSERVED EXTREME ("at least X",
+#                    "will not exceed X": lexicon at-least / at-most) the far
+#                    edge of X's band, and a COMPARISON without a number (a
+#                    relative bound at ratio 1: "more", "smaller") the edge of
+#                    the band of "similar" beyond it (bound_threshold());
 #             trend: Kendall's tau between the sweep variable `by` and the
 #                    per-point values is <= -0.6 (op "<", falls) or >= 0.6 (op
 #                    ">", grows); needs at least 3 points.
@@ -399,12 +411,25 @@ OBSERVED_BOUND_ENTRIES <- c("at-least", "at-most")
 observed_bound <- function(claim) claim$kind == "bound" &&
   any(strsplit(claim$lexicon %||% "", "+", fixed = TRUE)[[1]] %in% OBSERVED_BOUND_ENTRIES)
 
+# A comparison without a number: a relative bound at ratio 1 ("more", "smaller",
+# "improves", "slower"). It holds when the ratio lies beyond the band "similar" (ratio 1)
+# gets, on the stated side: a difference the rule would call "the same" is not "more".
+# Without it two equal algorithms pass or fail a comparison by noise.
+comparison_bound <- function(claim) claim$kind == "bound" && claim$ref_point != "" &&
+  claim$relation == "ratio" && isTRUE(claim$published == 1)
+
+# Bounds compared with a band's edge instead of their number (observed extremes,
+# comparisons): the band is match_band()'s for the bound's number.
+banded_bound <- function(claim) observed_bound(claim) || comparison_bound(claim)
+
 # The number a bound's displayed value is compared with: the published one, or for an
 # observed bound the far edge of its band (band in the measured domain, NA: none).
 bound_threshold <- function(claim, band) {
-  if (!observed_bound(claim) || anyNA(band)) return(claim$published)
+  if (!banded_bound(claim) || anyNA(band)) return(claim$published)
   edges <- to_display(band, claim$relation)
-  if (claim$op %in% c("<", "<=")) max(edges) else min(edges)
+  near <- claim$op %in% c("<", "<=")
+  if (comparison_bound(claim)) near <- !near     # beyond the band on the stated side
+  if (near) max(edges) else min(edges)
 }
 
 in_band <- function(q, band) q >= band[1] - TOL_SLACK && q <= band[2] + TOL_SLACK
@@ -529,7 +554,7 @@ point_stats <- function(claim, point, runs, warmup_s) {
   if (claim$metric == "retrans_pkts" && n > 0) notes <- c(notes, retrans_note(claim, sel_ok))
   origin <- if (claim$kind == "exact" && n > 0 && clock_instant(claim)) clock_origin(claim, sel_ok)
     else NA_real_
-  band <- if ((claim$kind == "exact" || observed_bound(claim)) && n > 0)
+  band <- if ((claim$kind == "exact" || banded_bound(claim)) && n > 0)
     match_band(claim, if (relative) mean(y) else NA_real_, origin) else c(NA_real_, NA_real_)
   read <- paste0(claim$experiment, "/", point)
   if (relative) read <- c(read, unique(vapply(all_ref, function(r) paste0(r$key$experiment, "/", r$key$point), "")))
