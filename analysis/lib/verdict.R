@@ -391,9 +391,11 @@ match_band <- function(claim, ref_mean = NA_real_, origin = NA_real_) {
   }
   r <- to_measured(v, claim$relation)
   if (scale != "" && is.finite(ref_mean) && ref_mean > 0) {
-    pred <- min(r * ref_mean, if (scale == "index") 1 else 100)
+    top <- if (scale == "index") 1 else 100
+    pred <- min(r * ref_mean, top)
     tol <- TOLERANCE * scale_distance(pred, scale) + res
-    return((pred + c(-tol, tol)) / ref_mean)
+    # capped: the relation asks for more than the scale holds above this reference
+    return(structure((pred + c(-tol, tol)) / ref_mean, capped = r * ref_mean > top))
   }
   tol <- if (claim$relation %in% c("pct_change", "pct_reduction"))
            TOLERANCE * max(abs(v), CHANGE_FLOOR_PCT) / 100
@@ -425,7 +427,9 @@ banded_bound <- function(claim) observed_bound(claim) || comparison_bound(claim)
 # The number a bound's displayed value is compared with: the published one, or for an
 # observed bound the far edge of its band (band in the measured domain, NA: none).
 bound_threshold <- function(claim, band) {
-  if (!banded_bound(claim) || anyNA(band)) return(claim$published)
+  # a capped band (an index cannot be 47.8 % above a reference of 0.98) has no edge that
+  # means the bound's number: the number is compared as it stands
+  if (!banded_bound(claim) || anyNA(band) || isTRUE(attr(band, "capped"))) return(claim$published)
   edges <- to_display(band, claim$relation)
   near <- claim$op %in% c("<", "<=")
   if (comparison_bound(claim)) near <- !near     # beyond the band on the stated side

@@ -272,7 +272,8 @@ def test_band_at_the_ends_and_for_times():
     a 5 % change 2.75-7.25 (floor 15 points: +- 2.25, not +- 0.75); "64 s", one second
     after the other flow leaves at 63 s (rampup_s, clock = "run"), 63.35-64.65 (15 % of
     the 1 s since the event, plus half a printed second; 15 % of 64 s took 54.4-73.6);
-    a ProbeRTT "at 42 s" 40-44 (15 % of the 10-s ProbeRTT interval it follows, + 0.5)."""
+    a ProbeRTT "at 42 s" 40-44 (15 % of the 10-s ProbeRTT interval it follows, + 0.5);
+    and the bounds compared with a band's edge (bound_threshold)."""
     out = r_json(r'''
       claim <- function(...) { c <- modifyList(list(ref_point = "", relation = "", args = ""),
                                                list(...))
@@ -283,19 +284,41 @@ def test_band_at_the_ends_and_for_times():
       ramp <- claim(value = "64", metric = "rampup_s", args = 'flow = 1, clock = "run"')
       ramp_event <- claim(value = "1", metric = "rampup_s", args = 'flow = 1')
       probe <- claim(value = "42", metric = "probe_rtt_common_near_s", args = "at_s = 42")
+      most30 <- claim(value = "30", metric = "ss_total_cwnd_pkts", kind = "bound", op = "<=",
+                      ref_point = "x=1", relation = "pct_change", lexicon = "at-most")
+      gain <- claim(value = "47.8", metric = "ss_jain", kind = "bound", op = ">=",
+                    ref_point = "x=1", relation = "pct_change", lexicon = "at-least")
+      more <- claim(value = "1", metric = "ss_goodput_mbps", kind = "bound", op = ">",
+                    ref_point = "x=1", relation = "ratio", lexicon = "improves")
+      less <- claim(value = "1", metric = "ss_jain", kind = "bound", op = "<",
+                    ref_point = "x=1", relation = "ratio", lexicon = "improves")
       cat(jsonlite::toJSON(list(
         jain = match_band(claim(value = "0.99", metric = "ss_jain")),
         change = match_band(claim(value = "5", metric = "ss_total_cwnd_pkts", ref_point = "x=1",
                                   relation = "pct_change")),
         ramp = match_band(ramp, origin = clock_origin(ramp, list(run))),
         ramp_is_clock = clock_instant(ramp), event_is_clock = clock_instant(ramp_event),
-        probe = match_band(probe, origin = clock_origin(probe, list(run)))), digits = 10))
+        probe = match_band(probe, origin = clock_origin(probe, list(run))),
+        most30 = bound_threshold(most30, match_band(most30)),
+        gain_ok = bound_threshold(gain, match_band(gain, ref_mean = 0.6)),
+        gain_capped = bound_threshold(gain, match_band(gain, ref_mean = 0.98)),
+        more = bound_threshold(more, match_band(more)),
+        less_jain = bound_threshold(less, match_band(less, ref_mean = 0.8))), digits = 10))
     ''')
     assert out["jain"] == pytest.approx([0.97, 1.01])
     assert out["change"] == pytest.approx([1.0275, 1.0725])
     assert out["ramp"] == pytest.approx([63.35, 64.65])
     assert out["ramp_is_clock"] == [True] and out["event_is_clock"] == [False]
     assert out["probe"] == pytest.approx([40.0, 44.0])
+    # bounds: "will not exceed 30 %" at the far edge of 30's band (34.5), as the exact "30 %"
+    # accepts; "at least 47.8 %" on an index of 0.6 at the near edge of the index it predicts
+    # (0.887 - 0.022); capped (0.98 * 1.478 > 1): the number as it stands; "more" beyond 1.15;
+    # "smaller" on an index of 0.8 below (0.8 - 0.035) / 0.8
+    assert out["most30"] == pytest.approx([34.5])
+    assert out["gain_ok"] == pytest.approx([100 * ((0.6 * 1.478 - (0.15 * 0.1132 + 0.005)) / 0.6 - 1)])
+    assert out["gain_capped"] == pytest.approx([47.8])
+    assert out["more"] == pytest.approx([1.15])
+    assert out["less_jain"] == pytest.approx([(0.8 - 0.035) / 0.8])
 
 
 def test_min_duration_leaves_short_runs_not_run(tmp_path):
