@@ -334,17 +334,23 @@ SCALE_RESOLUTION <- c(share = 0.05, index = 0.005)
 
 # THE ENDS OF A SCALE. Near an end the distance stops shrinking at the width of the
 # end zone the lexicon reads as one statement: a share within 10 points of an end
-# ("starves" < 10 %, "entire" >= 90 %), a Jain index within 0.1 of 1 ("almost fair"
-# >= 0.9 and above). So "0.99" accepts 0.97-1 (not 0.9865-0.9935) and "95 %" 93.45-96.55.
+# ("starves" < 10 %, "entire" >= 90 %: a fifth of an even two-flow split), a Jain index
+# within 0.1 of 1 ("almost fair" >= 0.9 and above). So "0.99" accepts 0.97-1 (not
+# 0.9835-0.9965) and "95 %" 93.45-96.55. With n flows the share zone is a fifth of the
+# even split, 20 / n points (at most 10): a flow's 3 % of ten flows is not "starved".
 SCALE_END_ZONE <- c(share = 10, index = 0.1)
+share_end_zone <- function(n_flows = 2) {
+  n <- if (is.finite(n_flows) && n_flows >= 2) n_flows else 2
+  min(SCALE_END_ZONE[["share"]], 20 / n)
+}
 # A percentage change is measured from no change; below the 15 % change the lexicon
 # calls significant the distance stops shrinking ("5 %" accepts 2.75-7.25, not 4.25-5.75).
 CHANGE_FLOOR_PCT <- 15
 
 # Distance of x from its scale's reference point, floored at the scale's end zone.
-scale_distance <- function(x, scale) {
+scale_distance <- function(x, scale, n_flows = 2) {
   switch(scale,
-    share = max(min(x, 100 - x), SCALE_END_ZONE[["share"]]),
+    share = max(min(x, 100 - x), share_end_zone(n_flows)),
     index = max(1 - x, SCALE_END_ZONE[["index"]]),
     abs(x))
 }
@@ -376,8 +382,9 @@ clock_origin <- function(claim, rs) {
 # THE MATCH BAND of an exact claim (header, "Match"), in the measured domain (the
 # metric's value, or the ratio of the two means for a relative claim). ref_mean:
 # the mean over the reference runs (relative claims on bounded scales need it);
-# origin: for a time on the run's clock, the event it follows (clock_origin()).
-match_band <- function(claim, ref_mean = NA_real_, origin = NA_real_) {
+# origin: for a time on the run's clock, the event it follows (clock_origin());
+# n_flows: the flows of the run (the share scale's end zone).
+match_band <- function(claim, ref_mean = NA_real_, origin = NA_real_, n_flows = 2) {
   v <- claim$published
   scale <- claim_scale(claim)
   res <- if (scale == "") 0 else SCALE_RESOLUTION[[scale]]
@@ -386,14 +393,14 @@ match_band <- function(claim, ref_mean = NA_real_, origin = NA_real_) {
       tol <- TOLERANCE * abs(v - origin) + printed_half_resolution(claim$value)
       return(c(v - tol, v + tol))
     }
-    tol <- TOLERANCE * scale_distance(v, scale) + res
+    tol <- TOLERANCE * scale_distance(v, scale, n_flows) + res
     return(c(v - tol, v + tol))
   }
   r <- to_measured(v, claim$relation)
   if (scale != "" && is.finite(ref_mean) && ref_mean > 0) {
     top <- if (scale == "index") 1 else 100
     pred <- min(r * ref_mean, top)
-    tol <- TOLERANCE * scale_distance(pred, scale) + res
+    tol <- TOLERANCE * scale_distance(pred, scale, n_flows) + res
     # capped: the relation asks for more than the scale holds above this reference
     return(structure((pred + c(-tol, tol)) / ref_mean, capped = r * ref_mean > top))
   }
@@ -559,7 +566,8 @@ point_stats <- function(claim, point, runs, warmup_s) {
   origin <- if (claim$kind == "exact" && n > 0 && clock_instant(claim)) clock_origin(claim, sel_ok)
     else NA_real_
   band <- if ((claim$kind == "exact" || banded_bound(claim)) && n > 0)
-    match_band(claim, if (relative) mean(y) else NA_real_, origin) else c(NA_real_, NA_real_)
+    match_band(claim, if (relative) mean(y) else NA_real_, origin,
+               n_flows = nrow(flows_table(sel_ok[[1]]$meta))) else c(NA_real_, NA_real_)
   read <- paste0(claim$experiment, "/", point)
   if (relative) read <- c(read, unique(vapply(all_ref, function(r) paste0(r$key$experiment, "/", r$key$point), "")))
   list(point = point, label = if (length(all_sel)) point_label(all_sel[[1]]$meta) else point,

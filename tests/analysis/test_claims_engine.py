@@ -299,6 +299,8 @@ def test_band_at_the_ends_and_for_times():
         ramp = match_band(ramp, origin = clock_origin(ramp, list(run))),
         ramp_is_clock = clock_instant(ramp), event_is_clock = clock_instant(ramp_event),
         probe = match_band(probe, origin = clock_origin(probe, list(run))),
+        share3 = match_band(claim(value = "3", metric = "ss_share_pct")),
+        share3_of_10 = match_band(claim(value = "3", metric = "ss_share_pct"), n_flows = 10),
         most30 = bound_threshold(most30, match_band(most30)),
         gain_ok = bound_threshold(gain, match_band(gain, ref_mean = 0.6)),
         gain_capped = bound_threshold(gain, match_band(gain, ref_mean = 0.98)),
@@ -310,6 +312,10 @@ def test_band_at_the_ends_and_for_times():
     assert out["ramp"] == pytest.approx([63.35, 64.65])
     assert out["ramp_is_clock"] == [True] and out["event_is_clock"] == [False]
     assert out["probe"] == pytest.approx([40.0, 44.0])
+    # a share of 3 %: two flows' end zone is 10 points (+- 1.55); of ten flows 20 / 10 = 2 points,
+    # below the share itself, so 15 % of 3 (+- 0.5)
+    assert out["share3"] == pytest.approx([1.45, 4.55])
+    assert out["share3_of_10"] == pytest.approx([2.5, 3.5])
     # bounds: "will not exceed 30 %" at the far edge of 30's band (34.5), as the exact "30 %"
     # accepts; "at least 47.8 %" on an index of 0.6 at the near edge of the index it predicts
     # (0.887 - 0.022); capped (0.98 * 1.478 > 1): the number as it stands; "more" beyond 1.15;
