@@ -114,7 +114,7 @@ BOUNDED_METRICS <- c(ss_share_pct = "share", ss_capacity_share_pct = "share",
                      ss_queue_share_pct = "share", probe_rtt_queue_share_pct = "share",
                      probe_rtt_end_queue_share_pct = "share", cheat_share_min_pct = "share",
                      probe_rtt_after_share_pct = "share", fair_bins_pct = "share",
-                     gain_time_pct = "share", cwnd_bound_pct = "share",
+                     gain_time_pct = "share", gain_qdelay_rise_pct = "share", cwnd_bound_pct = "share",
                      probe_rtt_sync_pct = "share", cubic_fc_phase_pct = "share",
                      cubic_fc_longer_pct = "share",
                      ss_jain = "index")
