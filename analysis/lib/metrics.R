@@ -322,13 +322,25 @@ on_clock <- function(t, t_event, clock) {
   if (clock == "run") t + t_event else t
 }
 
-rampup_s <- function(run, flow, frac = 0.9, clock = "event", warmup_s = NULL, window = NULL) {
+# The first departure of a flow other than `flow` before `flow` stops (rampup_s's event).
+first_departure_s <- function(run, flow) {
   flows <- flows_table(run$meta)
   others <- flows$stop_s[flows$flow != flow & !is.na(flows$stop_s)]
   end <- flow_life(run, flow)[["stop"]]
   others <- others[others < end]
   if (length(others) == 0) stop("no other flow leaves before this one ends")
-  t_leave <- min(others)
+  min(others)
+}
+
+# The event a time read on the run's clock follows, per metric: f(run, args) gives its
+# instant (s, run's clock), args the claim's metric arguments. The verdict rule measures
+# such a time's band from it (verdict.R, match_band). metrics_tang.R adds ProbeRTT's.
+CLOCK_EVENTS <- list(
+  rampup_s = function(run, args) first_departure_s(run, args$flow),
+  convergence_s = function(run, args) flow_life(run, args$flow)[["start"]])
+
+rampup_s <- function(run, flow, frac = 0.9, clock = "event", warmup_s = NULL, window = NULL) {
+  t_leave <- first_departure_s(run, flow)
   g <- run$goodput[run$goodput$flow == flow, ]
   g <- g[order(g$t_s), ]
   mid <- g$t_s - g$interval_s / 2

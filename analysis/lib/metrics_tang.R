@@ -145,6 +145,12 @@ probe_rtt_common_starts <- function(run) {
   out
 }
 
+# BBR's ProbeRTT interval (the min-RTT filter's 10-s window): a ProbeRTT instant read off a
+# figure follows the previous ProbeRTT by it (CLOCK_EVENTS: the band of "approximately 42 s"
+# is measured over one period, not from the run's start).
+PROBE_RTT_INTERVAL_S <- 10
+CLOCK_EVENTS$probe_rtt_common_near_s <- function(run, args) args$at_s - PROBE_RTT_INTERVAL_S
+
 probe_rtt_common_near_s <- function(run, at_s, warmup_s = NULL, window = NULL) {
   t <- probe_rtt_common_starts(run)
   if (length(t) == 0) return(NA_real_)

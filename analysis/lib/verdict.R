@@ -44,10 +44,22 @@
 #                        as above (two indices >= 0.95 no longer match
 #                        "similar" automatically; "improves by -2.2 %" is
 #                        tested on the index it predicts, not as 0.83-1.13x);
+#                    AT A SCALE'S END the distance stops shrinking at the
+#                    lexicon's end zone (SCALE_END_ZONE: a share within 10
+#                    points of an end, an index within 0.1 of 1; a change
+#                    below CHANGE_FLOOR_PCT = 15 %): "0.99" accepts 0.97-1;
+#                    A TIME ON THE RUN'S CLOCK (clock = "run", a ProbeRTT
+#                    instant) is measured from the event it follows
+#                    (CLOCK_EVENTS), plus half its printed resolution;
 #                    the band is mapped back to the measured domain (ratios
 #                    for relative claims), where the interval is compared;
 #             bound: the displayed value satisfies `op value` (the bound is the
-#                    paper's own margin; no tolerance is added);
+#                    paper's own margin or the lexicon's threshold; nothing is
+#                    added), except: at an OBSERVED EXTREME ("at least X",
+#                    "will not exceed X": lexicon at-least / at-most) the far
+#                    edge of X's band, and a COMPARISON without a number (a
+#                    relative bound at ratio 1: "more", "smaller") the edge of
+#                    the band of "similar" beyond it (bound_threshold());
 #             trend: Kendall's tau between the sweep variable `by` and the
 #                    per-point values is <= -0.6 (op "<", falls) or >= 0.6 (op
 #                    ">", grows); needs at least 3 points.
@@ -93,7 +105,7 @@ CLAIM_REQUIRED <- c("id", "paper", "source", "text", "value", "unit", "experimen
 CLAIM_OPTIONAL <- c(args = "", kind = "exact", op = "", point = "base", aggregate = "", by = "",
                     window = "", direction = "", ref_experiment = "", ref_point = "",
                     relation = "", reading = "", lexicon = "", departure = "",
-                    min_duration_s = "")
+                    min_duration_s = "", power_exempt = "")
 # Metrics whose values are bounded: "share" in 0-100 % (tolerance on the distance
 # from the nearer end), "index" Jain's index in (0, 1] (on the unfairness 1 - J).
 BOUNDED_METRICS <- c(ss_share_pct = "share", ss_capacity_share_pct = "share",
@@ -102,7 +114,7 @@ BOUNDED_METRICS <- c(ss_share_pct = "share", ss_capacity_share_pct = "share",
                      ss_queue_share_pct = "share", probe_rtt_queue_share_pct = "share",
                      probe_rtt_end_queue_share_pct = "share", cheat_share_min_pct = "share",
                      probe_rtt_after_share_pct = "share", fair_bins_pct = "share",
-                     gain_time_pct = "share", cwnd_bound_pct = "share",
+                     gain_time_pct = "share", gain_qdelay_rise_pct = "share", cwnd_bound_pct = "share",
                      probe_rtt_sync_pct = "share", cubic_fc_phase_pct = "share",
                      cubic_fc_longer_pct = "share",
                      ss_jain = "index")
@@ -320,27 +332,115 @@ claim_scale <- function(claim) BOUNDED_METRICS[claim$metric] %|na|% ""
 # could only match exactly.
 SCALE_RESOLUTION <- c(share = 0.05, index = 0.005)
 
+# THE ENDS OF A SCALE. Near an end the distance stops shrinking at the width of the
+# end zone the lexicon reads as one statement: a share within 10 points of an end
+# ("starves" < 10 %, "entire" >= 90 %: a fifth of an even two-flow split), a Jain index
+# within 0.1 of 1 ("almost fair" >= 0.9 and above). So "0.99" accepts 0.97-1 (not
+# 0.9835-0.9965) and "95 %" 93.45-96.55. With n flows the share zone is a fifth of the
+# even split, 20 / n points (at most 10): a flow's 3 % of ten flows is not "starved".
+SCALE_END_ZONE <- c(share = 10, index = 0.1)
+share_end_zone <- function(n_flows = 2) {
+  n <- if (is.finite(n_flows) && n_flows >= 2) n_flows else 2
+  min(SCALE_END_ZONE[["share"]], 20 / n)
+}
+# A percentage change is measured from no change; below the 15 % change the lexicon
+# calls significant the distance stops shrinking ("5 %" accepts 2.75-7.25, not 4.25-5.75).
+CHANGE_FLOOR_PCT <- 15
+
+# Distance of x from its scale's reference point, floored at the scale's end zone.
+scale_distance <- function(x, scale, n_flows = 2) {
+  switch(scale,
+    share = max(min(x, 100 - x), share_end_zone(n_flows)),
+    index = max(1 - x, SCALE_END_ZONE[["index"]]),
+    abs(x))
+}
+
+# Half the resolution a number is printed with ("64" 0.5, "1.5" 0.05).
+printed_half_resolution <- function(text) {
+  d <- nchar(sub("^[^.]*\\.?", "", trimws(text)))
+  0.5 * 10^(-d)
+}
+
+# Is the claim a time read on the run's clock (an instant on a figure's axis: a
+# metric of CLOCK_EVENTS with clock = "run", or one without a clock argument, the
+# instant of a periodic phase)?
+clock_instant <- function(claim) {
+  call <- claim_call(claim)
+  m <- as.character(call[[1]])
+  if (!m %in% names(CLOCK_EVENTS) || claim$ref_point != "") return(FALSE)
+  a <- as.list(call)[-1]
+  if ("clock" %in% names(formals(get(m)))) identical(a$clock, "run") else TRUE
+}
+
+# The event a clock instant follows, s on the run's clock, averaged over runs.
+clock_origin <- function(claim, rs) {
+  call <- claim_call(claim)
+  f <- CLOCK_EVENTS[[as.character(call[[1]])]]
+  mean(vapply(rs, function(r) as.numeric(f(r, as.list(call)[-1])), 0))
+}
+
 # THE MATCH BAND of an exact claim (header, "Match"), in the measured domain (the
 # metric's value, or the ratio of the two means for a relative claim). ref_mean:
-# the mean over the reference runs (relative claims on bounded scales need it).
-match_band <- function(claim, ref_mean = NA_real_) {
+# the mean over the reference runs (relative claims on bounded scales need it);
+# origin: for a time on the run's clock, the event it follows (clock_origin());
+# n_flows: the flows of the run (the share scale's end zone).
+match_band <- function(claim, ref_mean = NA_real_, origin = NA_real_, n_flows = 2) {
   v <- claim$published
   scale <- claim_scale(claim)
-  dist <- function(x) max(switch(scale, share = min(x, 100 - x), index = 1 - x, abs(x)), 0)
   res <- if (scale == "") 0 else SCALE_RESOLUTION[[scale]]
   if (claim$ref_point == "") {
-    tol <- TOLERANCE * dist(v) + res
+    if (is.finite(origin)) {
+      tol <- TOLERANCE * abs(v - origin) + printed_half_resolution(claim$value)
+      return(c(v - tol, v + tol))
+    }
+    tol <- TOLERANCE * scale_distance(v, scale, n_flows) + res
     return(c(v - tol, v + tol))
   }
   r <- to_measured(v, claim$relation)
   if (scale != "" && is.finite(ref_mean) && ref_mean > 0) {
-    pred <- min(r * ref_mean, if (scale == "index") 1 else 100)
-    tol <- TOLERANCE * dist(pred) + res
-    return((pred + c(-tol, tol)) / ref_mean)
+    top <- if (scale == "index") 1 else 100
+    pred <- min(r * ref_mean, top)
+    tol <- TOLERANCE * scale_distance(pred, scale, n_flows) + res
+    # capped: the relation asks for more than the scale holds above this reference
+    return(structure((pred + c(-tol, tol)) / ref_mean, capped = r * ref_mean > top))
   }
-  tol <- if (claim$relation %in% c("pct_change", "pct_reduction")) TOLERANCE * abs(v) / 100
+  tol <- if (claim$relation %in% c("pct_change", "pct_reduction"))
+           TOLERANCE * max(abs(v), CHANGE_FLOOR_PCT) / 100
          else TOLERANCE * abs(r)
   c(r - tol, r + tol)
+}
+
+# A bound at an observed extreme: "at least X" / "will not exceed X" (lexicon entries
+# at-least, at-most) summarise the paper's own per-point numbers, the smallest or the
+# largest of which is X; X is then a measurement like an exact number and the bound is
+# compared with the far edge of X's band (a value the rule accepts as X does not break
+# "at most X"). Bounds the paper sets as a margin ("< 25 %", entry bound) and the
+# lexicon's thresholds ("fair" >= 0.95) are compared with their number as it stands.
+OBSERVED_BOUND_ENTRIES <- c("at-least", "at-most")
+observed_bound <- function(claim) claim$kind == "bound" &&
+  any(strsplit(claim$lexicon %||% "", "+", fixed = TRUE)[[1]] %in% OBSERVED_BOUND_ENTRIES)
+
+# A comparison without a number: a relative bound at ratio 1 ("more", "smaller",
+# "improves", "slower"). It holds when the ratio lies beyond the band "similar" (ratio 1)
+# gets, on the stated side: a difference the rule would call "the same" is not "more".
+# Without it two equal algorithms pass or fail a comparison by noise.
+comparison_bound <- function(claim) claim$kind == "bound" && claim$ref_point != "" &&
+  claim$relation == "ratio" && isTRUE(claim$published == 1)
+
+# Bounds compared with a band's edge instead of their number (observed extremes,
+# comparisons): the band is match_band()'s for the bound's number.
+banded_bound <- function(claim) observed_bound(claim) || comparison_bound(claim)
+
+# The number a bound's displayed value is compared with: the published one, or for an
+# observed bound the far edge of its band (band in the measured domain, NA: none).
+bound_threshold <- function(claim, band) {
+  # a capped band (an index cannot be 47.8 % above a reference of 0.98) has no edge that
+  # means the bound's number: the number is compared as it stands
+  if (!banded_bound(claim) || anyNA(band) || isTRUE(attr(band, "capped"))) return(claim$published)
+  edges <- to_display(band, claim$relation)
+  near <- claim$op %in% c("<", "<=")
+  if (comparison_bound(claim)) near <- !near     # beyond the band on the stated side
+  if (near) max(edges) else min(edges)
 }
 
 in_band <- function(q, band) q >= band[1] - TOL_SLACK && q <= band[2] + TOL_SLACK
@@ -463,8 +563,11 @@ point_stats <- function(claim, point, runs, warmup_s) {
   dir <- if (claim$direction != "" && n > 0)
     point_direction(parse_direction(claim$direction), sel_ok, ref_ok, claim$window, warmup_s)
   if (claim$metric == "retrans_pkts" && n > 0) notes <- c(notes, retrans_note(claim, sel_ok))
-  band <- if (claim$kind == "exact" && n > 0)
-    match_band(claim, if (relative) mean(y) else NA_real_) else c(NA_real_, NA_real_)
+  origin <- if (claim$kind == "exact" && n > 0 && clock_instant(claim)) clock_origin(claim, sel_ok)
+    else NA_real_
+  band <- if ((claim$kind == "exact" || banded_bound(claim)) && n > 0)
+    match_band(claim, if (relative) mean(y) else NA_real_, origin,
+               n_flows = nrow(flows_table(sel_ok[[1]]$meta))) else c(NA_real_, NA_real_)
   read <- paste0(claim$experiment, "/", point)
   if (relative) read <- c(read, unique(vapply(all_ref, function(r) paste0(r$key$experiment, "/", r$key$point), "")))
   list(point = point, label = if (length(all_sel)) point_label(all_sel[[1]]$meta) else point,
@@ -557,8 +660,9 @@ aggregate_points <- function(claim, stats) {
   status_of <- function(x) if (claim$kind == "exact")
     band_status(sort(to_measured(c(x$lo, x$hi), claim$relation))[1],
                 sort(to_measured(c(x$lo, x$hi), claim$relation))[2], q_pub, x$band)
-    else interval_status(x$lo, x$hi, claim$op, claim$published)
-  matches_of <- function(x) value_matches(x$q, q_pub, claim$kind, claim$op, x$value, claim$published,
+    else interval_status(x$lo, x$hi, claim$op, bound_threshold(claim, x$band))
+  matches_of <- function(x) value_matches(x$q, q_pub, claim$kind, claim$op, x$value,
+                                          bound_threshold(claim, x$band),
                                           x$band)
   if (claim$aggregate %in% c("min", "max")) {
     f <- match.fun(claim$aggregate)

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_ma2019 as synth  # noqa: E402
-from test_r_analysis import ANALYSIS, read_csv_rows, rscript, write_claims  # noqa: E402
+from test_r_analysis import ANALYSIS, r_json, read_csv_rows, rscript, write_claims  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (Rscript)")
 
@@ -248,9 +248,10 @@ def test_change_of_a_jain_index_is_tested_on_the_index_it_predicts(tmp_path):
 
 
 def test_share_tolerance_from_the_nearer_end(tmp_path):
-    """A share near 100 % is as precise as its complement near 0: "95 %" accepts
-    95 +- (0.15 * 5 + 0.05) = 94.2-95.8 (the flat 15 % took 80.75-109: any share above
-    81 % passed); "5 %" accepts 4.2-5.8."""
+    """A share near 100 % is as precise as its complement near 0, and near an end the
+    distance stops at the 10-point end zone: "95 %" accepts 95 +- (0.15 * 10 + 0.05) =
+    93.45-96.55 (the flat 15 % took 80.75-109: any share above 81 % passed; without the
+    end zone 94.2-95.8); "5 %" accepts 3.45-6.55."""
     root = tmp_path / "s"
     constant_run(root, "e", "s85", 1, 40.0 * 85 / 15)    # flow 1 share 85 %
     constant_run(root, "e", "s95", 1, 40.0 * 95 / 5)
@@ -261,7 +262,69 @@ def test_share_tolerance_from_the_nearer_end(tmp_path):
     assert rows["s85"]["verdict"] == "not reproduced"
     assert rows["s95"]["verdict"] == "reproduced"
     assert rows["s5"]["verdict"] == "reproduced"
-    assert float(rows["s5"]["accept_hi"]) == pytest.approx(5.8, abs=1e-6)
+    assert float(rows["s5"]["accept_hi"]) == pytest.approx(6.55, abs=1e-6)
+    assert float(rows["s95"]["accept_lo"]) == pytest.approx(93.45, abs=1e-6)
+
+
+def test_band_at_the_ends_and_for_times():
+    """The band at a scale's end and for a time on the run's clock (match_band):
+    a Jain index of 0.99 accepts 0.97-1.01 (the end zone 0.1: +- 0.02, not +- 0.0065);
+    a 5 % change 2.75-7.25 (floor 15 points: +- 2.25, not +- 0.75); "64 s", one second
+    after the other flow leaves at 63 s (rampup_s, clock = "run"), 63.35-64.65 (15 % of
+    the 1 s since the event, plus half a printed second; 15 % of 64 s took 54.4-73.6);
+    a ProbeRTT "at 42 s" 40-44 (15 % of the 10-s ProbeRTT interval it follows, + 0.5);
+    and the bounds compared with a band's edge (bound_threshold)."""
+    out = r_json(r'''
+      claim <- function(...) { c <- modifyList(list(ref_point = "", relation = "", args = ""),
+                                               list(...))
+                               c$published <- as.numeric(c$value); c }
+      run <- list(meta = list(flows = list(list(flow = 1, start_s = 0),
+                                           list(flow = 2, start_s = 3, stop_s = 63)),
+                              spec = list(duration_s = 80)))
+      ramp <- claim(value = "64", metric = "rampup_s", args = 'flow = 1, clock = "run"')
+      ramp_event <- claim(value = "1", metric = "rampup_s", args = 'flow = 1')
+      probe <- claim(value = "42", metric = "probe_rtt_common_near_s", args = "at_s = 42")
+      most30 <- claim(value = "30", metric = "ss_total_cwnd_pkts", kind = "bound", op = "<=",
+                      ref_point = "x=1", relation = "pct_change", lexicon = "at-most")
+      gain <- claim(value = "47.8", metric = "ss_jain", kind = "bound", op = ">=",
+                    ref_point = "x=1", relation = "pct_change", lexicon = "at-least")
+      more <- claim(value = "1", metric = "ss_goodput_mbps", kind = "bound", op = ">",
+                    ref_point = "x=1", relation = "ratio", lexicon = "improves")
+      less <- claim(value = "1", metric = "ss_jain", kind = "bound", op = "<",
+                    ref_point = "x=1", relation = "ratio", lexicon = "improves")
+      cat(jsonlite::toJSON(list(
+        jain = match_band(claim(value = "0.99", metric = "ss_jain")),
+        change = match_band(claim(value = "5", metric = "ss_total_cwnd_pkts", ref_point = "x=1",
+                                  relation = "pct_change")),
+        ramp = match_band(ramp, origin = clock_origin(ramp, list(run))),
+        ramp_is_clock = clock_instant(ramp), event_is_clock = clock_instant(ramp_event),
+        probe = match_band(probe, origin = clock_origin(probe, list(run))),
+        share3 = match_band(claim(value = "3", metric = "ss_share_pct")),
+        share3_of_10 = match_band(claim(value = "3", metric = "ss_share_pct"), n_flows = 10),
+        most30 = bound_threshold(most30, match_band(most30)),
+        gain_ok = bound_threshold(gain, match_band(gain, ref_mean = 0.6)),
+        gain_capped = bound_threshold(gain, match_band(gain, ref_mean = 0.98)),
+        more = bound_threshold(more, match_band(more)),
+        less_jain = bound_threshold(less, match_band(less, ref_mean = 0.8))), digits = 10))
+    ''')
+    assert out["jain"] == pytest.approx([0.97, 1.01])
+    assert out["change"] == pytest.approx([1.0275, 1.0725])
+    assert out["ramp"] == pytest.approx([63.35, 64.65])
+    assert out["ramp_is_clock"] == [True] and out["event_is_clock"] == [False]
+    assert out["probe"] == pytest.approx([40.0, 44.0])
+    # a share of 3 %: two flows' end zone is 10 points (+- 1.55); of ten flows 20 / 10 = 2 points,
+    # below the share itself, so 15 % of 3 (+- 0.5)
+    assert out["share3"] == pytest.approx([1.45, 4.55])
+    assert out["share3_of_10"] == pytest.approx([2.5, 3.5])
+    # bounds: "will not exceed 30 %" at the far edge of 30's band (34.5), as the exact "30 %"
+    # accepts; "at least 47.8 %" on an index of 0.6 at the near edge of the index it predicts
+    # (0.887 - 0.022); capped (0.98 * 1.478 > 1): the number as it stands; "more" beyond 1.15;
+    # "smaller" on an index of 0.8 below (0.8 - 0.035) / 0.8
+    assert out["most30"] == pytest.approx([34.5])
+    assert out["gain_ok"] == pytest.approx([100 * ((0.6 * 1.478 - (0.15 * 0.1132 + 0.005)) / 0.6 - 1)])
+    assert out["gain_capped"] == pytest.approx([47.8])
+    assert out["more"] == pytest.approx([1.15])
+    assert out["less_jain"] == pytest.approx([(0.8 - 0.035) / 0.8])
 
 
 def test_min_duration_leaves_short_runs_not_run(tmp_path):

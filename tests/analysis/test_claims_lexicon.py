@@ -1,7 +1,8 @@
-"""One reading per word: every claims row whose quoted sentence uses a word of the
-lexicon (claims/README.md, between the lexicon markers) names the entry it follows,
-and reads the word as that entry does (metric, kind, op, value, aggregate, window)
-unless its `departure` column says why not.
+"""One reading per word: every claims row whose quoted sentence uses words of the
+lexicon (claims/README.md, between the lexicon markers) names every entry whose words
+it uses, and reads each as that entry does (metric, kind, op, value, aggregate,
+window) unless its `departure` column says why not (an entry the row does not name is
+named in its departure).
 
 Pure Python (no R): the lexicon table and the claims CSVs are read as text."""
 
@@ -92,6 +93,12 @@ def lexicon_problems(rows: list[dict], entries: dict) -> list[str]:
         named = [n for n in row.get("lexicon", "").split("+") if n]
         if matched and not named:
             problems.append(f"{row['id']}: the text uses {sorted(matched)} but lexicon is empty")
+        departure = row.get("departure", "")
+        for m in sorted(matched - set(named)):
+            # every word of the text is read by its entry, or the departure says why not
+            if named and not re.search(rf"\b{re.escape(m)}\b", departure):
+                problems.append(f"{row['id']}: the text also uses {m!r}: name it in lexicon, "
+                                f"or say in departure (naming {m!r}) why the row does not follow it")
         for n in named:
             if n not in entries:
                 problems.append(f"{row['id']}: no lexicon entry {n!r}")
@@ -145,6 +152,10 @@ FAIR_ROW = dict(id="m", text="Two flows shared the bandwidth fairly.", metric="s
     (dict(value="0.9"), True),
     (dict(metric="ss_share_pct", value="50", kind="", op="", departure="the paper reads a share"), False),
     (dict(lexicon="starves"), True),                                            # entry the text does not use
+    (dict(text="Two flows shared the bandwidth fairly, above 0.95."), True),    # also "bound", unnamed
+    (dict(text="Two flows shared the bandwidth fairly, above 0.95.", lexicon="fair+bound"), False),
+    (dict(text="Two flows shared the bandwidth fairly, above 0.95.",
+          departure="bound: the number is the lexicon's own"), False),
 ])
 def test_lexicon_check_catches_other_readings(entries, change, fails):
     assert bool(lexicon_problems([{**FAIR_ROW, **change}], entries)) == fails

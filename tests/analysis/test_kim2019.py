@@ -161,7 +161,9 @@ def test_claims_file_kim2019(tree, tmp_path):
     assert float(rows["kim2019-fig05-vsbbr-100"]["mean"]) == pytest.approx(48 / 9.5, rel=1e-3)
     assert float(rows["kim2019-fig05-vsbbr-100-noaggr"]["mean"]) == pytest.approx(48 / 9.5, rel=1e-3)
     assert float(rows["kim2019-fig03-suppressed-10-noaggr"]["mean"]) == pytest.approx(10, rel=1e-3)
-    assert float(rows["kim2019-throughput-10"]["mean"]) == pytest.approx(0.96 / 0.95, rel=1e-3)
+    # "better throughput": the 10-ms flow's goodput with BBR-E over that with BBR, steady state
+    # (10 s to the end: its ramp before 20 s, then 50 % of 9.6 against 10 % of 9.5 Mbit/s)
+    assert 1.15 < float(rows["kim2019-throughput-10"]["mean"]) < 48 / 9.5
     assert float(rows["kim2019-fig06-lost"]["mean"]) == pytest.approx(10, rel=1e-3)
     assert float(rows["kim2019-fig07-vsbbr"]["mean"]) == pytest.approx(10 / 5, rel=1e-3)
     assert float(rows["kim2019-alg1-unstable"]["mean"]) == pytest.approx(0.3 / 0.05, rel=2e-2)

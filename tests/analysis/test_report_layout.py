@@ -70,11 +70,12 @@ def test_report_frame_inputs_one_part_per_paper():
     frame = (PAPER / "report.tex").read_text()
     inputs = re.findall(r"^\\input\{sections/([a-z0-9_]+)\}", frame, re.M)
     keys = [p["key"] for p in papers()]
-    # besides the papers' parts: the record of the lexicon change right after the verdict rule,
-    # Ma et al.'s findings right after its part, BBR's successors after the papers (experiments
-    # with no paper key), and the testbed's findings
-    extra = ["lexicon_change", "ma2019_findings", "successors", "testbed_findings"]
+    # besides the papers' parts: the records of the lexicon change and of the band rule change
+    # right after the verdict rule, Ma et al.'s findings right after its part, BBR's successors
+    # after the papers (experiments with no paper key), and the testbed's findings
+    extra = ["lexicon_change", "band_rule_change", "ma2019_findings", "successors", "testbed_findings"]
     assert inputs[inputs.index("verdict_rule") + 1] == "lexicon_change"
+    assert inputs[inputs.index("verdict_rule") + 2] == "band_rule_change"
     assert inputs[inputs.index("ma2019") + 1] == "ma2019_findings" and inputs[-1] == "testbed_findings"
     assert inputs[-2] == "successors"
     parts = [name for name in inputs if name not in extra]

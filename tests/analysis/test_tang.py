@@ -37,7 +37,7 @@ TABLE2 = {("bbr", "0_0001"): 9.12, ("bbr", "0_001"): 9.08, ("bbr", "0_01"): 1.09
           ("cubic", "0_0001"): 9.22, ("cubic", "0_001"): 3.93, ("cubic", "0_01"): 0.92}
 TABLE3 = {1: 342, 2: 360, 3: 395, 5: 415, 8: 444}
 FIG05_BYTES = {0.8: 200000, 1.5: 375000, 3: 750000, 6: 1500000}
-FIG05_SHARE = {0.8: 75.0, 1.5: 65.0}            # BBR's share (%); 3 BDP oscillates, 6 BDP decays
+FIG05_SHARE = {0.8: 75.0, 1.5: 70.0}            # BBR's share (%, dominates: > 66.7); 3 BDP oscillates, 6 BDP decays
 FIG05_RETRANS = {0.8: (400, 300), 1.5: (200, 200), 3: (100, 100), 6: (10, 50)}
 
 
@@ -128,9 +128,10 @@ def write_tree(root: Path, contradict: bool = False) -> None:
         run = synth.write_run(root, "tang_table3", f"f1_count={n}", 1, flows(["bbr"] * n, 200, d, ["BBR"] * n),
                               link_mbps=LINK, rate=lambda f, t, n=n: 9.5 / n)
         patch_run(run, cwnd=lambda f, t, per=per: per[f - 1])
-    # ---- Fig. 4: one flow (10 ms of queue, cwnd 342) vs three (40 ms, summed cwnd 395).
+    # ---- Fig. 4: one flow (10 ms of queue, cwnd 342) vs three (50 ms, summed cwnd 395): RTT 250
+    # against 210 ms, 1.19x, an increase beyond the 15 % band a comparison needs.
     d = DUR["tang_fig04"]
-    for n, q, total in ((1, 10.0, 342), (3, 40.0, 395)):
+    for n, q, total in ((1, 10.0, 342), (3, 50.0, 395)):
         if contradict and n == 3:
             q, total = 5.0, 300
         per = [total // n + (1 if k < total % n else 0) for k in range(n)]
@@ -277,7 +278,10 @@ def test_claims_file_tang(tree, tmp_path):
         "tang-fig04-cwnd": "qualitatively reproduced",
         # the 100-ms RTT points of Fig. 5 run in the paper profile only; the tree is the quick one
         "tang-fig05-6-cubic-100": "not run", "tang-fig05-3-fair-100": "not run",
-        "tang-fig05-small-bbr-100": "not run", "tang-fig05-3-fair-20": "not run"})
+        "tang-fig05-small-bbr-100": "not run", "tang-fig05-3-fair-20": "not run",
+        **{f"tang-fig05-{c}-100": "not run" for c in (
+            "6-takeover", "6-bbr-falls", "3-oscillate", "3-elusive", "3-probe", "3-probertt",
+            "share-trend", "retrans-bbr", "retrans-cubic")}})
     val = lambda cid: float(rows[cid]["mean"])  # noqa: E731
     assert val("tang-fig02-bbr-avg") == pytest.approx(9.12, rel=1e-4)
     assert val("tang-fig02-cubic-higher") == pytest.approx(9.31 / 9.12, rel=1e-4)
