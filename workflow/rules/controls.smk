@@ -113,7 +113,7 @@ rule transfer_length:
         claims="claims/utsumi2022.csv",
         controls=TRANSFER_CONTROLS,
         script="analysis/transfer_length.R",
-        lib="analysis/lib/transfer_length.R",
+        sourced=analysis_inputs("analysis/transfer_length.R", CONTROL_JOBS),
     output:
         tex=f"{GEN}/transfer_length_utsumi2022.tex",
         csv=f"{GEN}/transfer_length_utsumi2022.csv",
@@ -135,7 +135,7 @@ rule transfer_length_prefix:
         claims="claims/utsumi2022.csv",
         controls=TRANSFER_CONTROLS,
         script="analysis/transfer_length_prefix.R",
-        lib="analysis/lib/transfer_length.R",
+        sourced=analysis_inputs("analysis/transfer_length_prefix.R", CONTROL_JOBS),
     output:
         tex=f"{GEN}/transfer_length_prefix_utsumi2022.tex",
         csv=f"{GEN}/transfer_length_prefix_utsumi2022.csv",

@@ -79,6 +79,10 @@ def _reference_claims_runs(key):
     return [reference_stamp(e) for e in REF_EXPERIMENTS if e in named]
 
 
+# The paper-profile runs the reference evaluates (every experiment the archive holds whole).
+REF_JOBS = [j for e in REF_EXPERIMENTS for j in expand_spec(e, REFERENCE)]
+
+
 # Where each report finds the paper profile's claims CSVs: its own in the paper profile, else the
 # reference's (only for papers with at least one experiment run in the paper profile).
 if PROFILE == REFERENCE:
@@ -117,6 +121,7 @@ rule not_run_table:
         coverage=f"{GEN}/archive_coverage.csv",
         reasons="config/paper_not_run.csv",
         script="analysis/not_run.R",
+        sourced=analysis_inputs("analysis/not_run.R", []),
     output:
         f"{GEN}/not_run.tex",
     log:
@@ -156,6 +161,7 @@ if PROFILE != REFERENCE:
             runs=[reference_stamp(e) for e in REF_EXPERIMENTS],
             claims=lambda wildcards: PAPERS[wildcards.claims].claims,
             script="analysis/claims.R",
+            sourced=analysis_inputs("analysis/claims.R", REF_JOBS),
         output:
             tex=f"{REF_GEN}/claims_{{claims}}.tex",
             csv=f"{REF_GEN}/claims_{{claims}}.csv",
@@ -191,6 +197,7 @@ rule repetition_rounds:
         papers="paper/papers.csv",
         claims=[PAPERS[k].claims for k in _ROUNDS_PAPERS],
         script="analysis/repetition_rounds.R",
+        sourced=analysis_inputs("analysis/repetition_rounds.R", REF_JOBS if PROFILE != REFERENCE else PLAN_JOBS),
     output:
         tex=f"{GEN}/repetition_rounds.tex",
         csv=f"{GEN}/repetition_rounds.csv",
