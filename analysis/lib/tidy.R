@@ -86,9 +86,14 @@ read_run <- function(dir) {
   c(list(meta = meta, dir = dir, key = key), setNames(tables, names(TIDY_COLS)))
 }
 
-# All complete runs below root (root itself may be a run directory).
-read_runs <- function(root) {
+# All complete runs below root (root itself may be a run directory); with `experiments`, only the
+# runs of those experiments (run.json "experiment"): the others' tables are never read.
+read_runs <- function(root, experiments = NULL) {
   jsons <- list.files(root, pattern = "^run\\.json$", recursive = TRUE, full.names = TRUE)
+  if (!is.null(experiments) && length(jsons) > 0) {
+    of <- vapply(jsons, function(j) as.character(read_json(j)$experiment %||% NA), "", USE.NAMES = FALSE)
+    jsons <- jsons[of %in% experiments]
+  }
   runs <- lapply(dirname(jsons), read_run)
   empty <- tibble(experiment = character(), point = character(), repetition = integer(),
                   valid = logical(), verdict = character(), profile = character(),

@@ -93,17 +93,12 @@ rule transfer_length_runs:
     log:
         f"{RES}/logs/reference/transfer_length_runs.log",
     params:
-        sha256=[row["sha256"] for _j, row, _where in _CONTROL_HELD + _SHORT_HELD],
+        groups=lambda wildcards, output: [
+            restore_group(held, pathlib.Path(REF_TREE, "controls", name), stamp, clear=True)
+            for name, held, stamp in (("runs", _CONTROL_HELD, output.controls), ("short", _SHORT_HELD, output.short))],
     localrule: True
-    run:
-        import shutil as _shutil
-        lines = []
-        for name, held, stamp in (("runs", _CONTROL_HELD, output.controls), ("short", _SHORT_HELD, output.short)):
-            root = pathlib.Path(REF_TREE, "controls", name)
-            _shutil.rmtree(root, ignore_errors=True)
-            root.mkdir(parents=True, exist_ok=True)
-            lines.append(restore_runs(held, root, stamp))
-        pathlib.Path(log[0]).write_text("".join(lines))
+    script:
+        "../scripts/restore_runs.py"
 
 
 rule transfer_length:

@@ -55,18 +55,11 @@ COVERAGE = _coverage()
 REF_EXPERIMENTS = [r[0] for r in COVERAGE if r[3] > 0 and r[4] == r[3]]
 
 
-def restore_runs(held, root, stamp):
-    """Unpack (job, manifest row, archive) triples below root/<experiment>/<point>/rep<k>; the
-    stamp (written atomically) lists each run and its checksum. Returns the log's line: how many
-    from where."""
-    lines = []
-    for j, row, where in held:
-        bbrarchive.restore(where, row, pathlib.Path(root, j["name"], j["point"], f"rep{j['repetition']}"))
-        lines.append(f"{j['name']}/{j['point']}/rep{j['repetition']} {row['sha256']}\n")
-    tmp = pathlib.Path(stamp).with_suffix(".tmp")
-    tmp.write_text("".join(lines))
-    tmp.replace(stamp)
-    return f"restored {len(lines)} runs from {', '.join(sorted({w for _j, _r, w in held})) or 'no archive'}\n"
+def restore_group(held, root, stamp, clear=False):
+    """One group of workflow/scripts/restore_runs.py: (job, manifest row, archive) triples to unpack
+    below root/<experiment>/<point>/rep<k>, listed with their checksums in the stamp."""
+    return {"root": str(root), "stamp": str(stamp), "clear": clear,
+            "entries": [[str(where), j["name"], j["point"], int(j["repetition"]), row["sha256"]] for j, row, where in held]}
 
 
 def reference_stamp(experiment):
@@ -144,14 +137,12 @@ if PROFILE != REFERENCE:
         log:
             f"{RES}/logs/reference/{{experiment}}.log",
         params:
-            sha256=lambda wildcards: [_REF_ROWS[(j["name"], j["point"], int(j["repetition"]))]["sha256"]
-                                      for j in expand_spec(wildcards.experiment, REFERENCE)],
-        localrule: True
-        run:
-            pathlib.Path(log[0]).write_text(restore_runs(
+            groups=lambda wildcards, output: [restore_group(
                 [(j, _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))], REF_ARCHIVE)
-                 for j in expand_spec(wildcards.experiment, REFERENCE)],
-                pathlib.Path(REF_TREE, "runs"), output[0]))
+                 for j in expand_spec(wildcards.experiment, REFERENCE)], pathlib.Path(REF_TREE, "runs"), output[0])],
+        localrule: True
+        script:
+            "../scripts/restore_runs.py"
 
     rule reference_claims:
         """A paper's claims evaluated on the paper-profile runs of the reference archive. claims.R
