@@ -1,7 +1,8 @@
 # analysis/lib/tidy.R -- readers for the tidy-data contract (docs/tidy-data.md).
 #
 # What:    read_run(dir)   one run directory -> list(meta, dir, key, goodput, tcp, queue)
-#          read_runs(root) every run below root that has a run.json -> list(index, runs,
+#          read_runs(root, experiments = NULL) every run below root that has a run.json
+#                          (with experiments, only theirs) -> list(index, runs,
 #                          goodput, tcp, queue), tables row-bound over runs
 #          point_label(meta) the sweep point's human label ("BBQ, 20 vs 50 ms")
 # Inputs:  <run>/run.json and <run>/tidy/{goodput,tcp,queue,flow_queue}.csv only (never raw/).
