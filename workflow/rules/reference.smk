@@ -72,10 +72,6 @@ def _reference_claims_runs(key):
     return [reference_stamp(e) for e in REF_EXPERIMENTS if e in named]
 
 
-# The paper-profile runs the reference evaluates (every experiment the archive holds whole).
-REF_JOBS = [j for e in REF_EXPERIMENTS for j in expand_spec(e, REFERENCE)]
-
-
 # Where each report finds the paper profile's claims CSVs: its own in the paper profile, else the
 # reference's (only for papers with at least one experiment run in the paper profile).
 if PROFILE == REFERENCE:
@@ -85,6 +81,10 @@ else:
     REF_GEN = f"{GEN}/reference"
     REF_PAPERS = [k for k in CLAIMS_PAPERS if _reference_claims_runs(k)]
 REF_CLAIMS_CSV = [f"{REF_GEN}/claims_{k}.csv" for k in REF_PAPERS]
+# The experiments those papers' claims name: the only ones unpacked into REF_TREE (the claims and
+# the rounds table read no other).
+REF_NAMED = [e for e in REF_EXPERIMENTS if any(reference_stamp(e) in _reference_claims_runs(k) for k in REF_PAPERS)]
+REF_JOBS = [j for e in REF_NAMED for j in expand_spec(e, REFERENCE)]
 
 
 def reference_claims_csv(wildcards):
@@ -146,10 +146,10 @@ if PROFILE != REFERENCE:
 
     rule reference_claims:
         """A paper's claims evaluated on the paper-profile runs of the reference archive. claims.R
-        reads every run below REF_TREE/runs, so the job waits for every restore into that tree (a
+        lists every run below REF_TREE/runs, so the job waits for every restore into that tree (a
         restore replacing a run directory while it read them failed it)."""
         input:
-            runs=[reference_stamp(e) for e in REF_EXPERIMENTS],
+            runs=[reference_stamp(e) for e in REF_NAMED],
             claims=lambda wildcards: PAPERS[wildcards.claims].claims,
             script="analysis/claims.R",
             sourced=analysis_inputs("analysis/claims.R", REF_JOBS),

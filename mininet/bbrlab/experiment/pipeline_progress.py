@@ -117,8 +117,8 @@ class Watcher:
 _PER_JOB_EVENTS = {"job_info", "shellcmd", "job_finished", "progress", "resources_info", "run_info"}
 
 
-# and the scheduler's two lines per round of jobs
-_SCHEDULER = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.)$")
+# and the scheduler's lines per round of jobs and per stamp it touches
+_SCHEDULER = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.|Touching output file .*)$")
 
 
 class _PerJobFilter:
