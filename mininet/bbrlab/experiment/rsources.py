@@ -58,6 +58,12 @@ def _strip_comments(text: str) -> str:
     return "".join(out)
 
 
+def _code_only(text: str) -> str:
+    """The text with the inside of every string blanked (same length), so that a call written
+    inside a string is not taken for one."""
+    return _STRING.sub(lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1], text)
+
+
 def _balanced(text: str, start: int) -> str:
     """The text from `start` (just after an opening parenthesis) to its matching closing one."""
     depth, i, quote = 1, start, None
@@ -140,7 +146,7 @@ def _paths(expr: str, text: str, script_dir: pathlib.Path):
 def _walk(path: pathlib.Path, cwd: pathlib.Path, script_dir: pathlib.Path, seen: set) -> None:
     raw = path.read_text()
     text = _strip_comments(raw)
-    for m in _CALL.finditer(text):
+    for m in _CALL.finditer(_code_only(text)):
         line = text.count("\n", 0, m.start()) + 1
         try:
             args = _split_args(_balanced(text, m.end()))
