@@ -27,7 +27,8 @@ args <- script_args("claims.R <claims.csv> <runs_root> <out.tex> [warmup_s]", 3)
 warmup_s <- if (length(args) >= 4) as.numeric(args[4]) else DEFAULT_WARMUP_S
 
 claims <- read_claims(args[1])
-runs <- read_runs(args[2])
+# only the runs of the experiments the claims name (a claim reads no other)
+runs <- read_runs(args[2], experiments = unique(c(claims$experiment, claims$ref_experiment)))
 res <- evaluate_claims(claims, runs, warmup_s)
 reference <- if (length(args) >= 5) read_reference(args[5], res$id) else NULL
 

@@ -54,7 +54,9 @@ limit_before <- function(r) {
                       else min(repetitions[round == min(round)]) - STEP, .groups = "drop")
 }
 
-runs_all <- if (nrow(rows) && length(claim_files)) read_runs(args[1]) else NULL
+# only the runs of the experiments the claims name (a claim reads no other)
+named <- unique(unlist(lapply(claims_of, function(c) c(c$experiment, c$ref_experiment))))
+runs_all <- if (nrow(rows) && length(claim_files)) read_runs(args[1], experiments = named) else NULL
 
 # The runs as they stood before round r (r = max + 1: all of them).
 runs_before <- function(r) {

@@ -207,3 +207,56 @@ def test_archived_only_without_an_archive_is_refused(tmp_path):
     res = snakemake(box, "-n", "--config", "archived_only=true")
     assert res.returncode != 0
     assert "archived_only=true: profile quick has no results archive" in res.stdout + res.stderr
+
+
+def test_the_external_archive_walk_through(tmp_path):
+    """docs/cluster.md, "Results too large for git": the store outside the repository starts as a
+    copy of the archive git holds; the cluster's plan restores what the store holds and boots the
+    rest; `archive add --to STORE` takes the finished runs; the report's parts are rebuilt from the
+    store alone with archive=STORE archived_only=true, in a checkout without those results."""
+    box = copy_pipeline(tmp_path)
+    archive_synthetic_runs(box, "paper", ["ma2019_fig01"])              # what git holds (data/paper)
+    store = tmp_path / "store" / "archive-paper"
+    # 1. the store starts as a copy of data/paper
+    store.parent.mkdir(parents=True)
+    subprocess.run(["cp", "-a", str(box / "data" / "paper"), str(store)], check=True)
+    assert (store / "manifest.csv").is_file()
+    # 2. the cluster's plan (dry run): Fig. 1 restored from the store, Fig. 13 boots
+    cfg = ["--config", "profile=paper", f"archive={store}", "experiments=[ma2019_fig01,ma2019_fig13]", "claims=[ma2019]"]
+    res = snakemake(box, "-n", *cfg)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    planned = re.findall(r"^(?:local)?rule run:\n    input: ([^\n]+)\n    output: ([^\n]+)", out, re.M)
+    restored = sorted(o for i, o in planned if str(store) in i)
+    booted = sorted(o for i, o in planned if "build/kernel/ready-" in i)
+    assert restored and all("/ma2019_fig01/" in o for o in restored)
+    assert len(restored) == len(jobs(box, "ma2019_fig01", "paper"))
+    assert booted and all("/ma2019_fig13/" in o for o in booted)
+    assert len(booted) == len(jobs(box, "ma2019_fig13", "paper"))
+    # ... which the cluster runs into results/paper/runs (written here: no testbed boots in a test)
+    runs = box / "results" / "paper" / "runs"
+    for job in jobs(box, "ma2019_fig13", "paper"):
+        write_synthetic_run(runs, "ma2019_fig13", job, "paper")
+    # 3. archive add --to the store
+    res = subprocess.run([sys.executable, "-m", "bbrlab", "archive", "add", "results/paper/runs", "--to", str(store),
+                          "--experiment", "ma2019_fig13"], cwd=box, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(box / "mininet"), "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    held = archive.read_manifest(store)
+    assert {k[0] for k in held} == {"ma2019_fig01", "ma2019_fig13"}
+    assert "ma2019_fig13" not in {k[0] for k in archive.read_manifest(box / "data" / "paper")}   # git's archive unchanged
+    # 4. in a checkout without those results: the report's parts from the store alone, nothing boots
+    subprocess.run(["rm", "-rf", str(box / "results")], check=True)
+    cfg = ["--config", "profile=paper", f"archive={store}", "archived_only=true", "claims=[ma2019]"]
+    planned = plan(box, *cfg)
+    assert "kernel" not in planned and "variant_module" not in planned
+    assert {o.split("/")[3] for o in planned["run"]} == {"ma2019_fig01", "ma2019_fig13"}
+    gen = "results/paper/report/generated"
+    res = snakemake(box, *cfg, "--", f"{gen}/ma2019_fig13.pdf", f"{gen}/claims_ma2019.csv")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    logs = "".join(p.read_text() for p in (box / "results" / "paper" / "logs").rglob("rep*.log"))
+    assert "restored from the archive" in logs and "booting" not in logs
+    meta = json.loads(next((box / "results" / "paper" / "runs" / "ma2019_fig13").rglob("run.json")).read_text())
+    assert meta["restored_from_archive"]["archive"] == str(store)
+    claims = list(csv.DictReader(io.StringIO((box / gen / "claims_ma2019.csv").read_text())))
+    assert {r["profile"] for r in claims if r["experiment"] == "ma2019_fig13" and r["profile"]} == {"paper"}

@@ -313,3 +313,60 @@ def test_a_figure_script_draws_the_experiment_the_pipeline_names(tmp_path):
 
     assert "No valid run" not in text("ma2019_fig01")
     assert "No valid run of renamed" in text("")
+
+
+# ---- what an edit to the analysis replans ----------------------------------------------------
+
+GEN = "results/quick/report/generated"
+
+
+def test_an_edit_to_a_library_file_the_claims_source_replans_the_claims_tables(box):
+    make_up_to_date(box, *SMALL)
+    # verdict.R is reached only through load.R's loop over its library files
+    (box / "analysis" / "lib" / "verdict.R").write_text((box / "analysis" / "lib" / "verdict.R").read_text()
+                                                        + "\n# a changed reading\n")
+    jobs = plan(box, *SMALL)
+    assert sorted(jobs["claims"]) == [f"{GEN}/claims_kim2019.tex", f"{GEN}/claims_ma2019.tex"]
+    assert "run" not in jobs and "variant_module" not in jobs
+
+
+def test_an_edit_to_a_papers_common_R_replans_that_papers_figures_only(box):
+    make_up_to_date(box, *SMALL)
+    common = box / "analysis" / "figures" / "kim2019" / "common.R"
+    common.write_text(common.read_text() + "\n# a changed helper\n")
+    jobs = plan(box, *SMALL)
+    assert jobs["figure"] == [f"{GEN}/kim2019_fig02.pdf"]            # not Ma et al.'s three
+    assert "claims" not in jobs and "run" not in jobs
+
+
+def test_a_new_source_line_is_a_new_input_at_once(box):
+    make_up_to_date(box, *SMALL)
+    common = box / "analysis" / "figures" / "kim2019" / "common.R"
+    extra = box / "analysis" / "lib" / "kim_extra.R"
+    extra.write_text("KIM_EXTRA <- 1\n")
+    common.write_text(common.read_text() + '\nsource(file.path(script_dir, "..", "..", "lib", "kim_extra.R"))\n')
+    make_up_to_date(box, *SMALL)
+    extra.write_text("KIM_EXTRA <- 2\n")
+    jobs = plan(box, *SMALL)
+    assert jobs["figure"] == [f"{GEN}/kim2019_fig02.pdf"]
+
+
+def test_a_source_call_whose_file_cannot_be_told_stops_the_plan(box):
+    common = box / "analysis" / "figures" / "kim2019" / "common.R"
+    common.write_text(common.read_text() + '\nsource(paste0(script_dir, "/extra.R"))\n')
+    err = refused(box, *SMALL)
+    assert "figures/kim2019/common.R" in err and "paste0" in err
+
+
+def test_an_edited_label_replans_the_outputs_drawn_from_its_runs_only(box):
+    make_up_to_date(box, *SMALL)
+    registry = box / "mininet" / "bbrlab" / "experiment" / "variants.yaml"
+    text = registry.read_text()
+    assert text.count("    label: BBQ\n") == 1
+    registry.write_text(text.replace("    label: BBQ\n", "    label: BBQ (Ma)\n"))
+    jobs = plan(box, *SMALL)
+    # BBQ flows run in Ma et al.'s Fig. 13 (mininet/specs/ma2019/ma2019_fig13.yaml), not in their
+    # Fig. 12 (BBQ drain) nor Fig. 3 (BBR), nor in Kim et al.'s Fig. 2 (BBR, BBR-E)
+    assert jobs["figure"] == [f"{GEN}/ma2019_fig13.pdf"]
+    assert jobs["claims"] == [f"{GEN}/claims_ma2019.tex"]
+    assert "run" not in jobs and "variant_module" not in jobs

@@ -1,7 +1,8 @@
 # analysis/lib/tidy.R -- readers for the tidy-data contract (docs/tidy-data.md).
 #
 # What:    read_run(dir)   one run directory -> list(meta, dir, key, goodput, tcp, queue)
-#          read_runs(root) every run below root that has a run.json -> list(index, runs,
+#          read_runs(root, experiments = NULL) every run below root that has a run.json
+#                          (with experiments, only theirs) -> list(index, runs,
 #                          goodput, tcp, queue), tables row-bound over runs
 #          point_label(meta) the sweep point's human label ("BBQ, 20 vs 50 ms")
 # Inputs:  <run>/run.json and <run>/tidy/{goodput,tcp,queue,flow_queue}.csv only (never raw/).
@@ -86,9 +87,14 @@ read_run <- function(dir) {
   c(list(meta = meta, dir = dir, key = key), setNames(tables, names(TIDY_COLS)))
 }
 
-# All complete runs below root (root itself may be a run directory).
-read_runs <- function(root) {
+# All complete runs below root (root itself may be a run directory); with `experiments`, only the
+# runs of those experiments (run.json "experiment"): the others' tables are never read.
+read_runs <- function(root, experiments = NULL) {
   jsons <- list.files(root, pattern = "^run\\.json$", recursive = TRUE, full.names = TRUE)
+  if (!is.null(experiments) && length(jsons) > 0) {
+    of <- vapply(jsons, function(j) as.character(read_json(j)$experiment %||% NA), "", USE.NAMES = FALSE)
+    jsons <- jsons[of %in% experiments]
+  }
   runs <- lapply(dirname(jsons), read_run)
   empty <- tibble(experiment = character(), point = character(), repetition = integer(),
                   valid = logical(), verdict = character(), profile = character(),

@@ -1,4 +1,21 @@
 # Tidy runs -> figures, claims tables and the report's other tables (R scripts in analysis/).
+# Every R rule depends on its script, on every file the script sources (common.smk
+# analysis_inputs: read from its source() calls) and on the registry labels of its runs'
+# congestion controls, so an edit to any of them replans exactly the outputs it can change.
+
+
+rule cc_labels_key:
+    """The stamp of the registry labels a rule's runs use (common.smk cc_labels_stamp)."""
+    output:
+        touch("results/{tree}/keys/cc_labels.{key}"),
+    wildcard_constraints:
+        tree="[^/]+",
+        key="[0-9a-f]{16}",
+    log:
+        "results/{tree}/logs/keys/cc_labels.{key}.log",
+    localrule: True
+    shell:
+        "true > {log}"
 
 
 rule figure:
@@ -6,6 +23,7 @@ rule figure:
     input:
         runs=lambda wildcards: runs_of(wildcards.experiment),
         script=lambda wildcards: figure_script(wildcards.experiment),
+        sourced=lambda wildcards: analysis_inputs(figure_script(wildcards.experiment), jobs_of(wildcards.experiment)),
     output:
         f"{GEN}/{{experiment}}.pdf",
     log:
@@ -22,6 +40,7 @@ rule claims:
         runs=claims_runs,
         claims=lambda wildcards: PAPERS[wildcards.claims].claims,
         script="analysis/claims.R",
+        sourced=lambda wildcards: analysis_inputs("analysis/claims.R", claims_jobs(wildcards.claims)),
         reference=reference_claims_csv,
     output:
         tex=f"{GEN}/claims_{{claims}}.tex",
@@ -38,6 +57,7 @@ rule fidelity_table:
     input:
         runs=ALL_RUNS,
         script="analysis/fidelity.R",
+        sourced=analysis_inputs("analysis/fidelity.R", PLAN_JOBS),
     output:
         f"{GEN}/fidelity.tex",
     log:
@@ -50,6 +70,7 @@ rule testbed_table:
     input:
         runs=ALL_RUNS,
         script="analysis/testbed_table.R",
+        sourced=analysis_inputs("analysis/testbed_table.R", PLAN_JOBS),
     output:
         f"{GEN}/testbed.tex",
     log:
@@ -95,6 +116,7 @@ rule summary_table:
         generated=FIGURES + CLAIMS_CSV + REF_CLAIMS_CSV,
         coverage=f"{GEN}/archive_coverage.csv",
         script="analysis/summary.R",
+        sourced=analysis_inputs("analysis/summary.R", PLAN_JOBS),
     output:
         table=f"{GEN}/summary.tex",
         headlines=[f"{GEN}/headline_{k}.tex" for k in PAPERS],

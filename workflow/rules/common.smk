@@ -15,6 +15,7 @@ from bbrlab.experiment import experiments as bbrexperiments
 from bbrlab.host import modules as bbrmodules
 from bbrlab.host import resources as bbrresources
 from bbrlab.experiment import repetitions as bbrrepetitions
+from bbrlab.experiment import rsources as bbrrsources
 from bbrlab.experiment import runkey as bbrrunkey
 from bbrlab.experiment import spec as bbrspec
 from bbrlab.experiment import variants as bbrvariants
@@ -171,6 +172,7 @@ def module_files(jobs):
 
 
 ALL_RUNS = [r for e in PROFILE_EXPERIMENTS for r in runs_of(e)]
+PLAN_JOBS = [j for e in PROFILE_EXPERIMENTS for j in jobs_of(e)]
 # An experiment's figure; on ns-3 only when ns-3 runs all its points (a figure script expects them).
 FIGURES = [f"{GEN}/{e}.pdf" for e in PROFILE_EXPERIMENTS
            if figure_script(e) and (not NS3 or len(jobs_of(e)) == len(all_jobs_of(e)))]
@@ -226,10 +228,49 @@ def vagrant_done():
 
 # ---- analysis (analysis.smk) ----
 
+_R_SOURCES = {}
+# The analysis file that reads the variant registry's labels (cc_labels(), mininet/bbrlab/experiment/variants.yaml).
+REGISTRY_READER = "analysis/lib/variants.R"
+
+
+def r_sources(script):
+    """Every file an R script sources, recursively (bbrlab/experiment/rsources.py: read from its
+    source() calls, so a new source() line is a new input at once); a call whose file cannot be
+    told stops the plan, naming it."""
+    if script not in _R_SOURCES:
+        try:
+            _R_SOURCES[script] = bbrrsources.sources(script, workflow.basedir)
+        except ValueError as e:
+            raise PlanError(f"analysis script {script}: {e}") from None
+    return _R_SOURCES[script]
+
+
+def cc_labels_stamp(tree, jobs):
+    """A stamp named by the registry labels of the congestion controls these runs use, in the
+    registry's order (the order cc_labels() gives the figures' series): an edited label of one
+    of them replans the outputs drawn from them, a new variant or another's label none."""
+    registry = bbrvariants.labels()
+    used = {f["cc"] for j in jobs for f in j["flows"]}
+    rows = [(cc, registry[cc]) for cc in registry if cc in used] + [(cc, None) for cc in sorted(used - set(registry))]
+    return f"{tree}/keys/cc_labels.{hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}"
+
+
+def analysis_inputs(script, jobs, tree=None):
+    """What an R script's output depends on besides its data: every file it sources and, when it
+    sources the registry's reader, the labels stamp of its runs (cc_labels_stamp)."""
+    sourced = r_sources(script)
+    return sourced + ([cc_labels_stamp(tree or RES, jobs)] if REGISTRY_READER in sourced else [])
+
 def claims_runs(wildcards):
     """The runs of the experiments a paper's claims name (experiment, ref_experiment), of those in the plan."""
     named = bbrexperiments.claims_experiments(PAPERS[wildcards.claims].claims)
     return [r for e in PROFILE_EXPERIMENTS if e in named for r in runs_of(e)]
+
+
+def claims_jobs(claims):
+    """The resolved runs behind claims_runs."""
+    named = bbrexperiments.claims_experiments(PAPERS[claims].claims)
+    return [j for e in PROFILE_EXPERIMENTS if e in named for j in jobs_of(e)]
 
 
 def point_labels_stamp():

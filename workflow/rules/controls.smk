@@ -93,17 +93,12 @@ rule transfer_length_runs:
     log:
         f"{RES}/logs/reference/transfer_length_runs.log",
     params:
-        sha256=[row["sha256"] for _j, row, _where in _CONTROL_HELD + _SHORT_HELD],
+        groups=lambda wildcards, output: [
+            restore_group(held, pathlib.Path(REF_TREE, "controls", name), stamp, clear=True)
+            for name, held, stamp in (("runs", _CONTROL_HELD, output.controls), ("short", _SHORT_HELD, output.short))],
     localrule: True
-    run:
-        import shutil as _shutil
-        lines = []
-        for name, held, stamp in (("runs", _CONTROL_HELD, output.controls), ("short", _SHORT_HELD, output.short)):
-            root = pathlib.Path(REF_TREE, "controls", name)
-            _shutil.rmtree(root, ignore_errors=True)
-            root.mkdir(parents=True, exist_ok=True)
-            lines.append(restore_runs(held, root, stamp))
-        pathlib.Path(log[0]).write_text("".join(lines))
+    script:
+        "../scripts/restore_runs.py"
 
 
 rule transfer_length:
@@ -113,7 +108,7 @@ rule transfer_length:
         claims="claims/utsumi2022.csv",
         controls=TRANSFER_CONTROLS,
         script="analysis/transfer_length.R",
-        lib="analysis/lib/transfer_length.R",
+        sourced=analysis_inputs("analysis/transfer_length.R", CONTROL_JOBS),
     output:
         tex=f"{GEN}/transfer_length_utsumi2022.tex",
         csv=f"{GEN}/transfer_length_utsumi2022.csv",
@@ -135,7 +130,7 @@ rule transfer_length_prefix:
         claims="claims/utsumi2022.csv",
         controls=TRANSFER_CONTROLS,
         script="analysis/transfer_length_prefix.R",
-        lib="analysis/lib/transfer_length.R",
+        sourced=analysis_inputs("analysis/transfer_length_prefix.R", CONTROL_JOBS),
     output:
         tex=f"{GEN}/transfer_length_prefix_utsumi2022.tex",
         csv=f"{GEN}/transfer_length_prefix_utsumi2022.csv",

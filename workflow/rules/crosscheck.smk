@@ -32,6 +32,7 @@ rule crosscheck:
         uml=crosscheck_runs("uml"),
         native=crosscheck_runs("native"),
         script="analysis/crosscheck.R",
+        sourced=analysis_inputs("analysis/crosscheck.R", [j for e in CROSSCHECK for j in crosscheck_jobs(e)], XC),
     output:
         csv=f"{XC}/comparison.csv",
         md=f"{XC}/comparison.md",

@@ -34,6 +34,7 @@ rule ns3_compare:
         ns3=f"results/{PROFILE}-ns3/report/generated/claims_{{claims}}.csv",
         ns3_linux=[f"results/{PROFILE}-ns3-linux/report/generated/claims_{{claims}}.csv"] if NS3_COMPARE_LINUX else [],
         script="analysis/ns3_compare.R",
+        sourced=analysis_inputs("analysis/ns3_compare.R", PLAN_JOBS),
     output:
         f"{GEN}/ns3_compare_{{claims}}.tex",
     log:

@@ -55,18 +55,11 @@ COVERAGE = _coverage()
 REF_EXPERIMENTS = [r[0] for r in COVERAGE if r[3] > 0 and r[4] == r[3]]
 
 
-def restore_runs(held, root, stamp):
-    """Unpack (job, manifest row, archive) triples below root/<experiment>/<point>/rep<k>; the
-    stamp (written atomically) lists each run and its checksum. Returns the log's line: how many
-    from where."""
-    lines = []
-    for j, row, where in held:
-        bbrarchive.restore(where, row, pathlib.Path(root, j["name"], j["point"], f"rep{j['repetition']}"))
-        lines.append(f"{j['name']}/{j['point']}/rep{j['repetition']} {row['sha256']}\n")
-    tmp = pathlib.Path(stamp).with_suffix(".tmp")
-    tmp.write_text("".join(lines))
-    tmp.replace(stamp)
-    return f"restored {len(lines)} runs from {', '.join(sorted({w for _j, _r, w in held})) or 'no archive'}\n"
+def restore_group(held, root, stamp, clear=False):
+    """One group of workflow/scripts/restore_runs.py: (job, manifest row, archive) triples to unpack
+    below root/<experiment>/<point>/rep<k>, listed with their checksums in the stamp."""
+    return {"root": str(root), "stamp": str(stamp), "clear": clear,
+            "entries": [[str(where), j["name"], j["point"], int(j["repetition"]), row["sha256"]] for j, row, where in held]}
 
 
 def reference_stamp(experiment):
@@ -88,6 +81,10 @@ else:
     REF_GEN = f"{GEN}/reference"
     REF_PAPERS = [k for k in CLAIMS_PAPERS if _reference_claims_runs(k)]
 REF_CLAIMS_CSV = [f"{REF_GEN}/claims_{k}.csv" for k in REF_PAPERS]
+# The experiments those papers' claims name: the only ones unpacked into REF_TREE (the claims and
+# the rounds table read no other).
+REF_NAMED = [e for e in REF_EXPERIMENTS if any(reference_stamp(e) in _reference_claims_runs(k) for k in REF_PAPERS)]
+REF_JOBS = [j for e in REF_NAMED for j in expand_spec(e, REFERENCE)]
 
 
 def reference_claims_csv(wildcards):
@@ -117,6 +114,7 @@ rule not_run_table:
         coverage=f"{GEN}/archive_coverage.csv",
         reasons="config/paper_not_run.csv",
         script="analysis/not_run.R",
+        sourced=analysis_inputs("analysis/not_run.R", []),
     output:
         f"{GEN}/not_run.tex",
     log:
@@ -139,23 +137,22 @@ if PROFILE != REFERENCE:
         log:
             f"{RES}/logs/reference/{{experiment}}.log",
         params:
-            sha256=lambda wildcards: [_REF_ROWS[(j["name"], j["point"], int(j["repetition"]))]["sha256"]
-                                      for j in expand_spec(wildcards.experiment, REFERENCE)],
-        localrule: True
-        run:
-            pathlib.Path(log[0]).write_text(restore_runs(
+            groups=lambda wildcards, output: [restore_group(
                 [(j, _REF_ROWS[(j["name"], j["point"], int(j["repetition"]))], REF_ARCHIVE)
-                 for j in expand_spec(wildcards.experiment, REFERENCE)],
-                pathlib.Path(REF_TREE, "runs"), output[0]))
+                 for j in expand_spec(wildcards.experiment, REFERENCE)], pathlib.Path(REF_TREE, "runs"), output[0])],
+        localrule: True
+        script:
+            "../scripts/restore_runs.py"
 
     rule reference_claims:
         """A paper's claims evaluated on the paper-profile runs of the reference archive. claims.R
-        reads every run below REF_TREE/runs, so the job waits for every restore into that tree (a
+        lists every run below REF_TREE/runs, so the job waits for every restore into that tree (a
         restore replacing a run directory while it read them failed it)."""
         input:
-            runs=[reference_stamp(e) for e in REF_EXPERIMENTS],
+            runs=[reference_stamp(e) for e in REF_NAMED],
             claims=lambda wildcards: PAPERS[wildcards.claims].claims,
             script="analysis/claims.R",
+            sourced=analysis_inputs("analysis/claims.R", REF_JOBS),
         output:
             tex=f"{REF_GEN}/claims_{{claims}}.tex",
             csv=f"{REF_GEN}/claims_{{claims}}.csv",
@@ -191,6 +188,7 @@ rule repetition_rounds:
         papers="paper/papers.csv",
         claims=[PAPERS[k].claims for k in _ROUNDS_PAPERS],
         script="analysis/repetition_rounds.R",
+        sourced=analysis_inputs("analysis/repetition_rounds.R", REF_JOBS if PROFILE != REFERENCE else PLAN_JOBS),
     output:
         tex=f"{GEN}/repetition_rounds.tex",
         csv=f"{GEN}/repetition_rounds.csv",

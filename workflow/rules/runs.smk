@@ -76,11 +76,28 @@ onstart:
         refusal = bbrcrosscheck.refusal(crosscheck_backends, kernel=KERNEL)
         if refusal:
             raise WorkflowError(refusal)
+    # One progress line per finished job (phase, runs done and left, time); Snakemake's rule
+    # headers go to its log file only (config progress=false: Snakemake's console as it is).
+    if config.get("progress", True):
+        from bbrlab.experiment import pipeline_progress as bbrprogress
+        logfiles = bbrprogress.quiet_console(log)
+        if logfiles:
+            print(f"pipeline: {len(needrun)} jobs to run; one line per finished job below, Snakemake's"
+                  f" full log in {', '.join(logfiles)}", file=sys.stderr, flush=True)
+        _PROGRESS.append(bbrprogress.Watcher(bbrprogress.plan_of(needrun),
+                                             emit=lambda s: print(s, file=sys.stderr, flush=True)).start())
+
+
+_PROGRESS = []
 
 
 onsuccess:
+    for watcher in _PROGRESS:
+        watcher.stop()
     vagrant_done()
 
 
 onerror:
+    for watcher in _PROGRESS:
+        watcher.stop()
     vagrant_done()

@@ -11,6 +11,9 @@ measures anything: host/ takes a resolved run spec from here.
                         0.33 MB, p 2 %").
     pipeline_config.py  The pipeline's configuration (config/<profile>.yaml plus --config)
                         checked against its schema.
+    pipeline_progress.py  One short line per finished job of the pipeline: its phase, the runs
+                        done and left, the time.
+    rsources.py         The R files an analysis script sources (what its rule depends on).
     runkey.py           The content key of one resolved run: what the pipeline reruns a run for.
     spec.py             Experiment specs: load, validate, expand.
     spec_schema.yaml    JSON Schema (draft 2020-12) of an experiment spec, written as YAML.

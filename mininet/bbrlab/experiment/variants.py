@@ -11,6 +11,7 @@ path), so a test may point DATA at a copy.
     names()                    the variants (kernel/variants/<name>.patch)
     known()                    built_in() + names()
     label(cc)                  the name as the papers write it ("BBR-E")
+    labels()                   {cc: label} in the file's order, as analysis/lib/variants.R reads them
     ns3()                      the congestion controls the ns-3 backend runs
     state_in_bw_bit0(cc)       whether cc keeps a flag in bit 0 of its bandwidth
     flag_meaning(cc)           what that flag means when set
@@ -113,6 +114,13 @@ def known() -> list:
 def label(cc: str) -> str:
     """The name as the papers write it ("BBR-E"); an unknown cc is returned as it is."""
     return _entry(cc).get("label", str(cc))
+
+
+def labels() -> dict:
+    """{cc: label} of every built-in congestion control then every variant, in the file's order
+    (analysis/lib/variants.R cc_labels() reads the same, in the same order)."""
+    return {cc: (entry or {}).get("label") for section in ("built_in", "variants")
+            for cc, entry in _data()[section].items()}
 
 
 def bbr_modes(cc: str) -> bool:
