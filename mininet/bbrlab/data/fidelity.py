@@ -59,9 +59,7 @@ import pathlib
 import re
 import statistics
 
-from ..experiment import units, variants
-from ..host import backends
-from ..guest import traffic
+from ..experiment import testbed, units, variants
 from . import capture, tidy
 
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
@@ -256,7 +254,7 @@ def with_info(series: list) -> list:
 
 def acks_per_segment(raw: pathlib.Path, flow: int) -> tuple:
     """(segments sent, data segments received) by flow's receiver socket at its last sample."""
-    series = with_info(tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_rcv{flow}.jsonl"), traffic.port(flow),
+    series = with_info(tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_rcv{flow}.jsonl"), testbed.port(flow),
                                                local=True, counter="bytes_received"))
     if not series:
         return None, None
@@ -304,7 +302,7 @@ def socket_buffer_checks(raw: pathlib.Path, job: dict) -> list:
     out = []
     for flow in job["flows"]:
         series = with_info(tidy.data_socket_series(tidy.read_jsonl(raw / f"sockets_snd{flow['flow']}.jsonl"),
-                                                   traffic.port(flow["flow"]), local=False, counter="bytes_acked"))
+                                                   testbed.port(flow["flow"]), local=False, counter="bytes_acked"))
         info = series[-1][1]["info"] if series else {}
         busy = info.get("busy_time") or 0
         rwnd, sndbuf = info.get("rwnd_limited") or 0, info.get("sndbuf_limited") or 0
@@ -360,7 +358,7 @@ def evaluate(run_dir: pathlib.Path, job: dict, tidy_data: dict) -> dict:
     applies: capture when tidy_data has flow_queue, random_loss with a loss rate, delayed_ack with
     delayed ACKs off, and none of the guest-side ones for a simulated backend. Writes nothing."""
     raw = run_dir / "raw"
-    simulated = backends.is_simulated(job.get("backend"))      # Backend.simulated
+    simulated = testbed.is_simulated(job.get("backend"))       # Backend.simulated
     checks = base_rtt_checks(raw, job)
     if not simulated:
         checks.append(decoupling_check(job))
