@@ -5,7 +5,7 @@ reproduced, not reproduced or not run, how many claims two trees disagree on) is
 from the runs: generated/claims_<paper>_counts.tex, the summary table, the note of
 generated/ns3_compare_<paper>.tex. A count written into paper/report.tex or
 paper/sections/*.tex is true of one run only and contradicts the generated tables after the
-next; dated counts of earlier runs belong in docs/results/ (issues 22 and 25).
+next; dated counts of earlier runs belong in docs/results/.
 
 The check reads the TeX source with its comments and its \\generatedinput{...}{...} calls
 removed, and looks for the forms such counts have taken in this report's history
@@ -105,8 +105,8 @@ def verdict_counts(tex: str) -> list[str]:
     return found
 
 
-# The one dated record the report keeps on purpose: issue 22 asks for the verdicts before and
-# after the lexicon change "in the README and the report"; the section says it is a record of
+# The one dated record the report keeps on purpose: the verdicts before and after the lexicon
+# change, kept in the README and the report; the section says it is a record of
 # one evaluation on 2026-11-26 (its numbers are not this report's runs), in a table, not prose.
 DATED_RECORDS = {"lexicon_change.tex"}
 
