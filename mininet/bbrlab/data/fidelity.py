@@ -70,9 +70,9 @@ LOSS_SIGMAS = 4.0            # a correct netem fails this about once in 16000 ru
 # holds both): 0.95 passes the first with room for a few coalesced ACKs and fails the second by far.
 MIN_ACKS_PER_SEGMENT = 0.95
 # Flows the socket buffers did not bound still spend a little time at the window's ceiling (a loss
-# recovery's spans: 2.3 % in a measured 128-BDP CUBIC run, 2.0 % in a 200-s deep-buffer run,
-# bench/results/deep-buffer-2026-11-26.md); one the ceiling held spent 47 s of a 600-s run (about
-# 8 %, the same record). 5 % lies between.
+# recovery's spans: 2.0 % of a 200-s deep-buffer CUBIC run, bench/results/deep-buffer-2026-11-26.md);
+# one the ceiling held spent 47 s of a 600-s run at that point (about 8 %, the same record) at it.
+# 5 % lies between.
 MAX_HOST_LIMITED = 0.05
 AT_CEILING = 0.9            # an advertised window this close to its ceiling is held by it
 
