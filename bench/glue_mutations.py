@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python bench/glue_mutations.py [--out FILE] [--only TEXT ...]
 
-For each mutation of tests/kernel/variant_glue.py's MUTATIONS (issue 24's list: one added line of a
+For each mutation of tests/kernel/variant_glue.py's MUTATIONS (a re-audit's list: one added line of a
 variant's patch changed), then of its EXTRA_MUTATIONS (wrong glues for the further tests), then of its
 BBR2_MUTATIONS (one place of bbr2_main.h, the glue of bbr2 and bbr3, changed), copies kernel/variants to a
 temporary directory with that change and runs the glue tests (TESTS: tests/kernel/test_variant_glue.py
@@ -59,7 +59,7 @@ def report(results: dict, only=None) -> str:
     firsts = [next((m for m in group if m in results), None) for group in (vg.EXTRA_MUTATIONS, vg.BBR2_MUTATIONS)]
     for label, res in results.items():
         if label in firsts:
-            title = ("Further wrong glues, for the tests beyond issue 24's seven:" if label in vg.EXTRA_MUTATIONS
+            title = ("Further wrong glues, for the tests beyond the re-audit's seven:" if label in vg.EXTRA_MUTATIONS
                      else "Wrong glues of bbr2/bbr3 (bbr2_main.h; tests/kernel/test_bbr2_glue.py):")
             lines += ["", title, "",
                       "| run | changed line (patch: old -> new) | tests passed | tests failed | caught |",

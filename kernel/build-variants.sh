@@ -24,7 +24,12 @@
 #               version (e.g. from the distribution's linux-source package).
 #   --out DIR   where the .ko files go. Default: build/modules for the default
 #               tree, build/modules/<kernel release> for any other tree.
-#   --check     only check that the patches apply; build nothing.
+#   --check     only check that the patches apply; build nothing. Without a
+#               prepared tree (a fresh clone: no build/kernel/src) and without
+#               --src, the patches are checked against the tcp_bbr.c of the
+#               kernel source the testbed is built from (kernel/build-uml.sh:
+#               $LINUX_SOURCE_TARBALL, default /usr/src/linux-source-6.1.tar.xz),
+#               extracted into a temporary directory.
 #   VARIANT     variant names (default: every variant of variants.yaml).
 #
 # A module is rebuilt only when its inputs change (tcp_bbr.c, patch, headers,
@@ -70,7 +75,22 @@ done
 
 default_tree=0
 if [ -z "$kdir" ]; then kdir=$root/build/kernel/src; default_tree=1; fi
-[ -n "$src" ] || src=$kdir/net/ipv4/tcp_bbr.c
+src_from=
+if [ -z "$src" ]; then
+  src=$kdir/net/ipv4/tcp_bbr.c
+  if [ ! -r "$src" ] && [ $check -eq 1 ] && [ $default_tree -eq 1 ]; then
+    # No testbed tree yet: check against the source tarball kernel/build-uml.sh unpacks (none of
+    # kernel/patches/ touches tcp_bbr.c, so the tree's copy is the tarball's).
+    tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+    [ -r "$tarball" ] ||
+      die "no tcp_bbr.c at $src and no kernel source at $tarball (apt-get install linux-source-6.1, or pass --src)"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    tar -xf "$tarball" -C "$tmp" --strip-components=1 --wildcards '*/net/ipv4/tcp_bbr.c' ||
+      die "cannot extract net/ipv4/tcp_bbr.c from $tarball"
+    src=$tmp/net/ipv4/tcp_bbr.c src_from=" (net/ipv4/tcp_bbr.c of $tarball)"
+  fi
+fi
 [ -r "$src" ] || die "no tcp_bbr.c at $src (build the testbed kernel with kernel/build-uml.sh, or pass --src)"
 
 # Apply PATCH to FILE (or only check it with --dry-run) with no fuzz. On
@@ -104,7 +124,7 @@ for name in "${names[@]}"; do
 done
 [ $failed -eq 0 ] || die "kernel source and patches do not match; nothing built"
 if [ $check -eq 1 ]; then
-  echo "build-variants: ${names[*]}: patches apply to $src"
+  echo "build-variants: ${names[*]}: patches apply to $src$src_from"
   exit 0
 fi
 

@@ -9,7 +9,8 @@ import pytest
 from bbrlab.experiment import spec
 from bbrlab.host import backends, runner
 from bbrlab.data import fidelity
-from bbrlab.guest import phases
+from bbrlab.experiment import testbed
+from bbrlab.host.backends import phases
 
 INTERFACE = ("check", "check_job", "describe", "execute", "modules", "guest_options", "guest_mem_mb")
 MINIMAL = {"name": "b", "duration_s": 2, "bottleneck": {"rate_mbps": 10, "buffer_bytes": 100_000},
@@ -33,6 +34,13 @@ def test_only_ns3_is_simulated():
     assert [n for n in backends.NAMES if backends.backend_class(n).simulated] == ["ns3"]
     assert backends.is_simulated("ns3") and not backends.is_simulated("uml")
     assert not backends.is_simulated(None)          # a run recorded before backends were
+
+
+@pytest.mark.parametrize("name", backends.NAMES)
+def test_the_testbed_facts_know_which_backends_are_simulated(name):
+    """data/ asks experiment/testbed.py, which knows no backend class: it must agree with them."""
+    assert testbed.is_simulated(name) == backends.backend_class(name).simulated == backends.is_simulated(name)
+    assert not testbed.is_simulated(None) and not testbed.is_simulated("no-such-backend")
 
 
 @pytest.mark.parametrize("missing", ["check", "describe", "execute"])
@@ -108,7 +116,7 @@ def test_run_spec_file_checks_the_backend_once_for_all_runs(tmp_path, monkeypatc
 def test_fidelity_skips_the_guest_checks_of_a_simulated_backend(monkeypatch):
     assert not hasattr(fidelity, "SIMULATED_BACKENDS")
     seen = []
-    monkeypatch.setattr(backends, "is_simulated", lambda name: seen.append(name) or True)
+    monkeypatch.setattr(testbed, "is_simulated", lambda name: seen.append(name) or True)
     monkeypatch.setattr(fidelity, "base_rtt_checks", lambda raw, job: [])
     monkeypatch.setattr(fidelity, "rate_check", lambda queue, job: fidelity.check("rate", "q", 1, 1, 0, "", True))
     monkeypatch.setattr(fidelity, "variant_state_checks", lambda raw, job: [])
@@ -152,7 +160,7 @@ def test_the_guest_prints_the_lines_the_host_times():
     from bbrlab.guest import driver as guest
     init = (pathlib.Path(guest.__file__).with_name("guest_init.c")).read_text()
     assert 'printf("' + phases.BOOTED in init
-    assert "log(phases.SET_UP)" in pathlib.Path(guest.__file__).read_text()
+    assert "log(testbed.SET_UP)" in pathlib.Path(guest.__file__).read_text()
 
 
 def test_ns3_loads_no_modules_and_uml_asks_modules_py(monkeypatch):

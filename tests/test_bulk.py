@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from bbrlab.experiment import testbed
 from bbrlab.host import guest_programs
 from bbrlab.guest import traffic
 
@@ -163,7 +164,7 @@ def test_rebuilt_only_when_the_source_changes(monkeypatch, tmp_path):
     source = tmp_path / "bulk.c"
     source.write_text(guest_programs.SOURCES["bulk"].read_text())
     monkeypatch.setitem(guest_programs.SOURCES, "bulk", source)
-    monkeypatch.setattr(guest_programs, "BIN_DIR", tmp_path / "bin")
+    monkeypatch.setattr(testbed, "BIN_DIR", tmp_path / "bin")
     first = guest_programs.build("bulk")
     assert first == tmp_path / "bin" / "bulk"
     stamp = first.stat().st_mtime_ns

@@ -1,4 +1,5 @@
-"""Per-flow backlog from header captures (mininet/bbrlab/data/capture.py).
+"""Per-flow backlog from header captures (mininet/bbrlab/data/capture.py), and the guest's reading of
+tcpdump's statistics (mininet/bbrlab/guest/capture.py).
 
 The pcap reader and the backlog reconstruction run on the first 0.6 s of a real
 testbed capture (tests/fixtures/capture/: a BBR flow's start-up into a 2-MB
@@ -14,6 +15,7 @@ import pytest
 
 from bbrlab.experiment import spec
 from bbrlab.data import capture, tidy
+from bbrlab.guest import capture as guest_capture
 from conftest import write_spec
 
 
@@ -90,8 +92,8 @@ def test_retransmission_is_a_different_packet():
 def test_tcpdump_statistics_are_parsed():
     text = ("tcpdump: listening on sw1-eth1, link-type EN10MB (Ethernet), snapshot length 96 bytes\n"
             "101980 packets captured\n101980 packets received by filter\n0 packets dropped by kernel\n")
-    assert capture.capture_stats(text) == {"captured": 101980, "received": 101980, "dropped_by_kernel": 0}
-    assert capture.capture_stats("tcpdump: eth9: No such device exists") == {
+    assert guest_capture.capture_stats(text) == {"captured": 101980, "received": 101980, "dropped_by_kernel": 0}
+    assert guest_capture.capture_stats("tcpdump: eth9: No such device exists") == {
         "captured": None, "received": None, "dropped_by_kernel": None}
 
 

@@ -1,4 +1,4 @@
-"""Every public function, class and method of mininet/bbrlab states its contract (issue 23).
+"""Every public function, class and method of mininet/bbrlab states its contract.
 
 Each module is parsed with `ast` (nothing is imported). Public means: a module-level
 function or class, or a method of a public class, whose name does not start with `_`,

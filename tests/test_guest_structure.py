@@ -1,4 +1,4 @@
-"""guest.py as named phases (issue 23): what the guest does per backend comes from the job, the
+"""guest.py as named phases: what the guest does per backend comes from the job, the
 bench's measurements are hooks an ordinary run does not execute."""
 import ast
 import inspect

@@ -1,4 +1,4 @@
-"""The package's folders follow the data path (issue 23): experiment -> host -> guest -> data.
+"""The package's folders follow the data path: experiment -> host -> guest -> data.
 
 mininet/bbrlab/ holds only the command line and four subpackages, each with a docstring that
 says what it holds; the guest is started as `python3 -m bbrlab.guest RUN_DIR` and that module

@@ -11,7 +11,7 @@ from bbrlab.host import backends, resources, runner, sizing
 
 SMALL = {"name": "s", "duration_s": 30, "bottleneck": {"rate_mbps": 10, "buffer_pkts": 100},
          "flows": [{"cc": "bbr", "rtt_ms": 20}, {"cc": "bbr", "rtt_ms": 40}]}
-# The run the issue booted: 100 000 s with header captures at 10 Gbit/s.
+# An oversized run: 100 000 s with header captures at 10 Gbit/s.
 HUGE = dict(SMALL, duration_s=100_000, capture="bottleneck", bottleneck={"rate_mbps": 10_000, "buffer_pkts": 100})
 
 

@@ -2,7 +2,8 @@
 
 A variant added to the registry reaches tidy.py (its flag in bit 0 of the bandwidth and what
 the bandwidth holds while flagged), fidelity.py (its counters), the ns-3 backend (whether it
-runs there) and the R labels with no other edit; and no Python or R file of the tree keeps
+runs there), the R labels and the testbed's variant test (its generic exercise) with no other
+edit; and no Python or R file of the tree keeps
 a list of variant names of its own."""
 import ast
 import json
@@ -109,6 +110,32 @@ def test_registry_fields_are_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(variants, "DATA", path)
     with pytest.raises(ValueError, match=r"variants\.bbq\.flag_meaning"):
         variants.state_in_bw_bit0("bbq")
+
+
+def test_throwaway_variant_gets_the_generic_testbed_exercise(registry):
+    """A variant with no `exercise` is run by tests/kernel/test_variant_modules_uml.py as its flow
+    at 20 ms alone, a CUBIC flow from 5 s, for 16 s over a 2-MB buffer (variants.yaml's header)."""
+    assert variants.exercise("zz_plain") == {
+        "flows": [{"cc": "zz_plain", "rtt_ms": 20}, {"cc": "cubic", "rtt_ms": 20, "start_s": 5}],
+        "duration_s": 16, "buffer_bytes": 2_000_000}
+    assert variants.exercise("bbr_fca")["duration_s"] == 40 and variants.exercise("bbr2") == {"test": "test_bbr2_uml.py"}
+    assert variants.exercise("bbq")["flows"][0]["module_params"] == {"beta_ppm": 500000}
+
+
+@pytest.mark.parametrize("exercise, field", [
+    ({"flows": [{"cc": "bbr", "rtt_ms": 20}]}, r"variants\.bbq\.exercise\.flows: .*first is the variant's \(cc: bbq\)"),
+    ({"test": "test_bbr2_uml.py", "duration_s": 10}, r"variants\.bbq\.exercise\.test: alone"),
+    ({"seconds": 10}, r"variants\.bbq\.exercise: unknown field 'seconds'"),
+    ({"duration_s": 0}, r"variants\.bbq\.exercise\.duration_s: must be a positive integer"),
+])
+def test_a_wrong_exercise_is_named(tmp_path, monkeypatch, exercise, field):
+    data = yaml.safe_load(variants.DATA.read_text())
+    data["variants"]["bbq"]["exercise"] = exercise
+    path = tmp_path / "variants.yaml"
+    path.write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(variants, "DATA", path)
+    with pytest.raises(ValueError, match=field):
+        variants.names()
 
 
 def test_ns3_variants_are_built_by_the_program():

@@ -17,10 +17,16 @@
     add-repetitions CLAIMS_CSV... [--profile paper] [--dry-run]
                                       one round of the added-repetitions rule (docs/paper-profile.md):
                                       the points of the marginal claims get 3 more seeds
+    archive repack DIR [--experiment E]...
+                                      bring entries of an earlier resolution policy to the present one
+    tidy RUN_DIR...                   recompute finished runs' tidy data from their raw/ files
     check-native                      say whether this host can run the native backend
     clean [--dry-run]                 remove a killed native run's leftovers (like mn -c)
     vagrant-run SPEC --out ROOT --point NAME --rep K [--profile P]
                                       one run on the native backend in the Vagrant VM
+
+Exit status: 0 done, 2 invalid input, 3 the backend cannot run here, 4 a run failed, 5 an archive
+problem, 6 the same run is being made elsewhere (main() says which error gives which).
 """
 import argparse
 import csv
@@ -87,11 +93,8 @@ def limits_of(args) -> dict:
     return {k: v for k, v in (("runs", args.max_runs), ("flows", args.max_flows)) if v is not None}
 
 
-def main(argv=None) -> int:
-    """`bbrlab <command>` (module docstring); returns the exit status: 0 done, 2 invalid spec,
-    3 a backend cannot run here (or bad arguments for it, or a run does not fit this machine),
-    4 a run failed, 5 an archive problem, 6 another process is making the same run into the same
-    directory (nothing started)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand per command of the module docstring."""
     parser = argparse.ArgumentParser(prog="bbrlab", description="BBR fairness experiments on an emulated testbed")
     sub = parser.add_subparsers(dest="command", required=True)
     p_val = sub.add_parser("validate", help="validate specs")
@@ -167,139 +170,209 @@ def main(argv=None) -> int:
     p_clean = sub.add_parser("clean", help="remove a killed native run's leftovers from this host (like mn -c)")
     p_clean.add_argument("--dry-run", action="store_true", help="only say what would be removed")
     p_clean.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "validate":
-            for path in args.specs:
-                if name_clash(path):
-                    print(name_clash(path), file=sys.stderr)
-                jobs = repetitions.runs(path, profile=args.profile, limits=limits_of(args))
-                print(f"{path}: ok, {len(jobs)} run(s)")
-        elif args.command == "runs":
-            jobs = repetitions.runs(args.spec, profile=args.profile, limits=limits_of(args))
-            print(json.dumps([{"point": j["point"], "repetition": j["repetition"],
-                               "dir": str(runner.run_dir_name("", j))} for j in jobs]))
-        elif args.command == "labels":
-            write_labels(args.specs, args.profile, args.out)
-        elif args.command == "run":
-            # SIGTERM (a job kill) unwinds like Ctrl-C, so the testbed is killed and the
-            # unfinished run removed; SIGKILL is covered by the backends' tether.
-            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-            if name_clash(args.spec):
-                print(name_clash(args.spec), file=sys.stderr)
-            extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
-            if args.ns3_rules:
-                if args.backend != "ns3":
-                    raise backends.BackendError(f"--ns3-rules is for --backend ns3, not {args.backend}")
-                extra["rules"] = args.ns3_rules
-            runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
-                                 clock=args.clock, only_point=args.point, only_rep=args.rep,
-                                 archive=args.archive, full_length=args.full_length,
-                                 limits=limits_of(args), **extra)
-        elif args.command == "archive":
-            from .data import archive
-            if args.archive_command == "add":
-                runs = archive.complete_runs(args.runs_root)
-                if args.experiment:
-                    runs = [r for r in runs if r.parents[1].name in args.experiment]
-                if not runs:
-                    raise archive.ArchiveError(f"{args.runs_root}: no finished run (<experiment>/<point>/rep<k>/run.json)")
-                counts = archive.add(args.to, runs)
-                print(f"archive {args.to}: {counts['added']} added, {counts['replaced']} replaced, "
-                      f"{counts['unchanged']} unchanged")
-            elif args.archive_command == "move":
-                keys = []
-                for entry in args.entries:
-                    parts = entry.strip("/").split("/")
-                    if len(parts) != 3 or not parts[2].startswith("rep") or not parts[2][3:].isdigit():
-                        raise archive.ArchiveError(f"{entry}: an entry is EXPERIMENT/POINT/repK")
-                    keys.append((parts[0], parts[1], int(parts[2][3:])))
-                print(f"archive: {archive.move(args.archive_dir, args.to, keys)} moved to {args.to}")
-            elif args.archive_command == "verify":
-                import time
-                started = time.monotonic()
-                found = archive.verify(args.archive_dir)
-                for problem in found["problems"]:
-                    print(problem)
-                if found["problems"]:
-                    raise archive.ArchiveError(f"{args.archive_dir}: {len(found['problems'])} problem(s) in "
-                                               f"{found['entries']} entries")
-                print(f"archive {args.archive_dir}: {found['entries']} entries verified (checksums, members, "
-                      f"identities; no orphan rows or files) in {time.monotonic() - started:.0f} s")
-            elif args.archive_command == "repack":
-                counts = archive.repack(args.archive_dir, experiments=set(args.experiment))
-                print(f"archive {args.archive_dir}: {counts['repacked']} repacked, {counts['unchanged']} at the "
-                      f"present policy, {counts['kept']} of a policy that lacks kept columns (left as they are)")
-            else:
-                from .host import builds
-                kernel_sha, module_sha = builds.current_digests()
-                counts = {"fresh": 0, "stale": 0, "missing": 0}
-                other = 0
-                for path in args.specs:
-                    jobs = (controls.full_length_runs(path, profile=args.profile) if args.full_length
-                            else repetitions.runs(path, profile=args.profile))
-                    for job in jobs:
-                        state, row = archive.lookup_job(args.archive_dir, job)
-                        state = state or "missing"
-                        counts[state] += 1
-                        why = archive.other_build(row, kernel_sha, module_sha) if row else ""
-                        other += bool(why)
-                        print(f"{state:8} {job['name']}/{job['point']}/rep{job['repetition']}"
-                              + (f"   other build: {why}" if why else ""))
-                print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
-                if kernel_sha is None:
-                    print("no testbed kernel built here (build/kernel/linux): builds not compared")
-                elif other:
-                    print(f"{other} archived run(s) came from another kernel or module build than this checkout's:"
-                          " a rerun may give other bytes (docs/clocks-and-fidelity.md)")
-        elif args.command == "add-repetitions":
-            add_repetitions(args.claims, args.profile, args.dry_run)
-        elif args.command == "tidy":
-            for path in args.runs:
-                print(f"{path}: {runner.retidy(pathlib.Path(path))}")
-        elif args.command == "vagrant-run":
-            from .host import vagrant
-            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-            status = vagrant.run(args.spec, args.profile, args.out, args.point, args.rep)
-            if status != 0:
-                print(f"bbrlab: the run in the Vagrant VM failed with status {status}", file=sys.stderr)
-                return 4
-        elif args.command == "clean":
-            from .host import cleanup
-            if not args.dry_run and os.geteuid() != 0:
-                print("bbrlab: clean removes network devices and modules: run it as root "
-                      "(or with --dry-run)", file=sys.stderr)
-                return 3
-            done = cleanup.clean(dry_run=args.dry_run, progress=(lambda _m: None) if args.quiet else print)
-            if args.dry_run:
-                print("\n".join(done.describe()) or "nothing to clean")
-            elif not done and not args.quiet:
-                print("nothing to clean")
-        elif args.command == "check-native":
-            backends.get("native").check()
-            print("native backend: all prerequisites present")
-    except spec.SpecError as err:
-        print(f"bbrlab: invalid spec: {err}", file=sys.stderr)
-        return 2
-    except backends.BackendError as err:
-        print(f"bbrlab: {err}", file=sys.stderr)
-        return 3
-    except ArchiveError as err:
-        print(f"bbrlab: archive: {err}", file=sys.stderr)
-        return 5
-    except runner.RunFailed as err:
-        print(f"bbrlab: run failed: {err}", file=sys.stderr)
+    return parser
+
+
+# ---- one handler per command: each takes the parsed arguments and returns an exit status
+# (None: 0); an error it raises is turned into its status by main() (ERRORS).
+
+def cmd_validate(args):
+    """Check specs and print how many runs each expands to."""
+    for path in args.specs:
+        if name_clash(path):
+            print(name_clash(path), file=sys.stderr)
+        jobs = repetitions.runs(path, profile=args.profile, limits=limits_of(args))
+        print(f"{path}: ok, {len(jobs)} run(s)")
+
+
+def cmd_runs(args):
+    """The runs of a spec as JSON (point, repetition, run directory), for the pipeline."""
+    jobs = repetitions.runs(args.spec, profile=args.profile, limits=limits_of(args))
+    print(json.dumps([{"point": j["point"], "repetition": j["repetition"],
+                       "dir": str(runner.run_dir_name("", j))} for j in jobs]))
+
+
+def cmd_labels(args):
+    """CSV experiment,point,label of the specs' sweep points."""
+    write_labels(args.specs, args.profile, args.out)
+
+
+def cmd_run(args):
+    """Run a spec's experiments (or one point and repetition of it) on a backend."""
+    # SIGTERM (a job kill) unwinds like Ctrl-C, so the testbed is killed and the
+    # unfinished run removed; SIGKILL is covered by the backends' tether.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    if name_clash(args.spec):
+        print(name_clash(args.spec), file=sys.stderr)
+    extra = {"kernel": args.kernel} if args.kernel and args.backend == "uml" else {}
+    if args.ns3_rules:
+        if args.backend != "ns3":
+            raise backends.BackendError(f"--ns3-rules is for --backend ns3, not {args.backend}")
+        extra["rules"] = args.ns3_rules
+    runner.run_spec_file(args.spec, args.out, profile=args.profile, backend=args.backend,
+                         clock=args.clock, only_point=args.point, only_rep=args.rep,
+                         archive=args.archive, full_length=args.full_length,
+                         limits=limits_of(args), **extra)
+
+
+def cmd_archive(args):
+    """`archive add|move|verify|repack|status`: ARCHIVE_COMMANDS[args.archive_command]."""
+    return ARCHIVE_COMMANDS[args.archive_command](args)
+
+
+def archive_add(args):
+    """Put a results tree's finished runs (optionally of some experiments only) into an archive."""
+    from .data import archive
+    runs = archive.complete_runs(args.runs_root)
+    if args.experiment:
+        runs = [r for r in runs if r.parents[1].name in args.experiment]
+    if not runs:
+        raise archive.ArchiveError(f"{args.runs_root}: no finished run (<experiment>/<point>/rep<k>/run.json)")
+    counts = archive.add(args.to, runs)
+    print(f"archive {args.to}: {counts['added']} added, {counts['replaced']} replaced, "
+          f"{counts['unchanged']} unchanged")
+
+
+def archive_move(args):
+    """Move entries EXPERIMENT/POINT/repK to another archive, unchanged."""
+    from .data import archive
+    keys = []
+    for entry in args.entries:
+        parts = entry.strip("/").split("/")
+        if len(parts) != 3 or not parts[2].startswith("rep") or not parts[2][3:].isdigit():
+            raise archive.ArchiveError(f"{entry}: an entry is EXPERIMENT/POINT/repK")
+        keys.append((parts[0], parts[1], int(parts[2][3:])))
+    print(f"archive: {archive.move(args.archive_dir, args.to, keys)} moved to {args.to}")
+
+
+def archive_verify(args):
+    """Open every entry of an archive; print each problem (ArchiveError, exit 5, if any)."""
+    import time
+    from .data import archive
+    started = time.monotonic()
+    found = archive.verify(args.archive_dir)
+    for problem in found["problems"]:
+        print(problem)
+    if found["problems"]:
+        raise archive.ArchiveError(f"{args.archive_dir}: {len(found['problems'])} problem(s) in "
+                                   f"{found['entries']} entries")
+    print(f"archive {args.archive_dir}: {found['entries']} entries verified (checksums, members, "
+          f"identities; no orphan rows or files) in {time.monotonic() - started:.0f} s")
+
+
+def archive_repack(args):
+    """Bring entries of an earlier resolution policy to the present one."""
+    from .data import archive
+    counts = archive.repack(args.archive_dir, experiments=set(args.experiment))
+    print(f"archive {args.archive_dir}: {counts['repacked']} repacked, {counts['unchanged']} at the "
+          f"present policy, {counts['kept']} of a policy that lacks kept columns (left as they are)")
+
+
+def archive_status(args):
+    """Per run of the specs: fresh, stale or missing in the archive, and whether another build made it."""
+    from .data import archive
+    from .host import builds
+    kernel_sha, module_sha = builds.current_digests()
+    counts = {"fresh": 0, "stale": 0, "missing": 0}
+    other = 0
+    for path in args.specs:
+        jobs = (controls.full_length_runs(path, profile=args.profile) if args.full_length
+                else repetitions.runs(path, profile=args.profile))
+        for job in jobs:
+            state, row = archive.lookup_job(args.archive_dir, job)
+            state = state or "missing"
+            counts[state] += 1
+            why = archive.other_build(row, kernel_sha, module_sha) if row else ""
+            other += bool(why)
+            print(f"{state:8} {job['name']}/{job['point']}/rep{job['repetition']}"
+                  + (f"   other build: {why}" if why else ""))
+    print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
+    if kernel_sha is None:
+        print("no testbed kernel built here (build/kernel/linux): builds not compared")
+    elif other:
+        print(f"{other} archived run(s) came from another kernel or module build than this checkout's:"
+              " a rerun may give other bytes (docs/clocks-and-fidelity.md)")
+
+
+def cmd_add_repetitions(args):
+    """One round of the added-repetitions rule (add_repetitions)."""
+    add_repetitions(args.claims, args.profile, args.dry_run)
+
+
+def cmd_tidy(args):
+    """Recompute finished runs' tidy data from their raw/ files."""
+    for path in args.runs:
+        print(f"{path}: {runner.retidy(pathlib.Path(path))}")
+
+
+def cmd_vagrant_run(args):
+    """One run on the native backend inside the Vagrant VM; 4 when it fails there."""
+    from .host import vagrant
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    status = vagrant.run(args.spec, args.profile, args.out, args.point, args.rep)
+    if status != 0:
+        print(f"bbrlab: the run in the Vagrant VM failed with status {status}", file=sys.stderr)
         return 4
-    except runner.RunBusy as err:
-        print(f"bbrlab: run in progress elsewhere: {err}", file=sys.stderr)
-        return 6
-    except controls.ControlsError as err:
-        print(f"bbrlab: transfer-length controls: {err}", file=sys.stderr)
-        return 2
-    except repetitions.TableError as err:
-        print(f"bbrlab: added repetitions: {err}", file=sys.stderr)
-        return 2
     return 0
+
+
+def cmd_clean(args):
+    """Remove a killed native run's leftovers; 3 when not root (and not --dry-run)."""
+    from .host import cleanup
+    if not args.dry_run and os.geteuid() != 0:
+        print("bbrlab: clean removes network devices and modules: run it as root "
+              "(or with --dry-run)", file=sys.stderr)
+        return 3
+    done = cleanup.clean(dry_run=args.dry_run, progress=(lambda _m: None) if args.quiet else print)
+    if args.dry_run:
+        print("\n".join(done.describe()) or "nothing to clean")
+    elif not done and not args.quiet:
+        print("nothing to clean")
+    return 0
+
+
+def cmd_check_native(_args):
+    """Say whether this host can run the native backend (BackendError, exit 3, if not)."""
+    backends.get("native").check()
+    print("native backend: all prerequisites present")
+
+
+COMMANDS = {"validate": cmd_validate, "runs": cmd_runs, "labels": cmd_labels, "run": cmd_run,
+            "archive": cmd_archive, "add-repetitions": cmd_add_repetitions, "tidy": cmd_tidy,
+            "vagrant-run": cmd_vagrant_run, "clean": cmd_clean, "check-native": cmd_check_native}
+ARCHIVE_COMMANDS = {"add": archive_add, "move": archive_move, "verify": archive_verify,
+                    "repack": archive_repack, "status": archive_status}
+
+# The errors a command may raise, in the order they are tried: (class, exit status, message prefix).
+ERRORS = ((spec.SpecError, 2, "invalid spec: "),
+          (backends.BackendError, 3, ""),
+          (ArchiveError, 5, "archive: "),
+          (runner.RunFailed, 4, "run failed: "),
+          (runner.RunBusy, 6, "run in progress elsewhere: "),
+          (controls.ControlsError, 2, "transfer-length controls: "),
+          (repetitions.TableError, 2, "added repetitions: "))
+
+
+def main(argv=None) -> int:
+    """`bbrlab <command>` (module docstring): parse, run the command's handler (COMMANDS), and return
+    the exit status:
+
+        0  done
+        2  an invalid spec, transfer-length controls or added-repetitions table (argparse, too,
+           exits 2 on bad arguments)
+        3  a backend cannot run here, bad arguments for it, or a run does not fit this machine;
+           `clean` without root
+        4  a run failed (also in the Vagrant VM)
+        5  an archive problem (`archive verify` found one, or an archive cannot be read or written)
+        6  another process is making the same run into the same directory (nothing started)
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args) or 0
+    except tuple(cls for cls, _, _ in ERRORS) as err:
+        status, prefix = next((code, prefix) for cls, code, prefix in ERRORS if isinstance(err, cls))
+        print(f"bbrlab: {prefix}{err}", file=sys.stderr)
+        return status
 
 
 def add_repetitions(claims_paths, profile, dry_run=False) -> None:

@@ -295,20 +295,32 @@ def test_malformed_claims_are_rejected(tree, tmp_path, bad):
     assert not (tmp_path / "bad.tex").exists()
 
 
+def pdf_text(pdf) -> str:
+    """The text of a PDF (pdftotext); the test is skipped without it."""
+    if not shutil.which("pdftotext"):
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    return subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+
+
 def test_figure_pdf_and_png(tree, tmp_path):
     out = tmp_path / "fig" / "ma2019_fig01.pdf"
     rscript(ANALYSIS / "figures" / "ma2019" / "ma2019_fig01.R", tree / "runs" / "ma2019_fig01", out)
     assert out.read_bytes()[:5] == b"%PDF-"
     assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not list(out.parent.glob(".tmp-*"))
+    text = pdf_text(out)                     # a plot of the runs, not the placeholder
+    assert "No valid run" not in text and "Goodput" in text, text
 
 
 def test_figure_placeholder_without_valid_runs(tmp_path):
+    """With no valid run the figure is the placeholder, saying so and how many runs it found."""
     root = tmp_path / "results"
     synth_runs.fig01_run(root, 1, 80.0, 10.0, fidelity_ok=False)
     out = tmp_path / "fig.pdf"
     rscript(ANALYSIS / "figures" / "ma2019" / "ma2019_fig01.R", root, out)
-    assert out.read_bytes()[:5] == b"%PDF-" and out.with_suffix(".png").exists()
+    assert out.read_bytes()[:5] == b"%PDF-" and out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = " ".join(pdf_text(out).split())
+    assert "No valid run of ma2019_fig01 (1 runs found)." in text, text
 
 
 def test_fidelity_table_lists_every_run(tree, tmp_path):

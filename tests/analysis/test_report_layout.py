@@ -30,6 +30,9 @@ needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="needs R (R
 needs_latex = pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
 
 
+SEED_FILE = re.compile(r"\d{3}_[0-9a-f]{16}\.txt")     # the seed papers' file names
+
+
 def papers() -> list[dict]:
     with (PAPER / "papers.csv").open(newline="") as fh:
         return list(csv.DictReader(fh))
@@ -103,12 +106,19 @@ def test_every_generated_input_may_be_missing():
 
 def test_experiments_table_names_shipped_files():
     """Every row's spec, figure script, section and claims file exist, every spec and figure
-    script in the tree is listed, each paper's seed file is named by its file name."""
+    script in the tree is listed; each paper's seed file is named by its bare file name (the
+    seed collection's NNN_<16 hex digits>.txt, no directory: where the collection lies differs
+    between machines), one paper per seed, and its claims cite that seed."""
     exps, paps = bbrexperiments.load(REPO)
     assert bbrexperiments.problems(REPO, exps, paps) == []
+    seeds = [paper["seed"] for paper in papers()]
+    assert len(set(seeds)) == len(seeds), seeds
     for paper in papers():
-        assert (Path("/work/shared/papers") / paper["seed"]).name == paper["seed"]
+        assert SEED_FILE.fullmatch(paper["seed"]), (paper["key"], paper["seed"])
         assert any(e.paper == paper["key"] for e in exps.values()), paper["key"]
+        with (REPO / paper["claims"]).open(newline="") as fh:
+            cited = {row["paper"] for row in csv.DictReader(fh)}
+        assert cited == {paper["seed"]}, (paper["claims"], cited)
     # no paper regenerates an item twice
     for key in paps:
         items = [i for e in exps.values() if e.paper == key for i in e.items]

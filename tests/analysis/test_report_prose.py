@@ -5,7 +5,7 @@ reproduced, not reproduced or not run, how many claims two trees disagree on) is
 from the runs: generated/claims_<paper>_counts.tex, the summary table, the note of
 generated/ns3_compare_<paper>.tex. A count written into paper/report.tex or
 paper/sections/*.tex is true of one run only and contradicts the generated tables after the
-next; dated counts of earlier runs belong in docs/results/ (issues 22 and 25).
+next; dated counts of earlier runs belong in docs/results/.
 
 The check reads the TeX source with its comments and its \\generatedinput{...}{...} calls
 removed, and looks for the forms such counts have taken in this report's history
@@ -106,7 +106,7 @@ def verdict_counts(tex: str) -> list[str]:
 
 
 # The dated records the report keeps on purpose: the verdicts before and after the lexicon
-# change (2026-11-26) and the band rule change (2026-11-28), asked for "in the report"; each
+# change (2026-11-26) and the band rule change (2026-11-28), kept in the report; each
 # section says it is a record of one evaluation on its date (its numbers are not this report's
 # runs), in tables, not prose.
 DATED_RECORDS = {"lexicon_change.tex": "2026-11-26", "band_rule_change.tex": "2026-11-28"}

@@ -45,14 +45,17 @@ def ms(t: float) -> int:
     return round(t * 1000)
 
 
-def patch_run(run_dir: Path, cwnd=None, meta=None) -> None:
-    """Set tcp.csv's cwnd_pkts to cwnd(flow, t) and merge `meta` into run.json's bottleneck."""
+def patch_run(run_dir: Path, cwnd=None, meta=None, inflight=None) -> None:
+    """Set tcp.csv's cwnd_pkts to cwnd(flow, t) (and inflight_pkts to inflight(flow, t), when
+    given) and merge `meta` into run.json's bottleneck."""
     if cwnd is not None:
         path = run_dir / "tidy" / "tcp.csv"
         with path.open(newline="") as fh:
             rows = list(csv.DictReader(fh))
         for r in rows:
             r["cwnd_pkts"] = str(cwnd(int(r["flow"]), float(r["t_s"])))
+            if inflight is not None:
+                r["inflight_pkts"] = str(inflight(int(r["flow"]), float(r["t_s"])))
         with path.open("w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))
             w.writeheader()
@@ -231,7 +234,7 @@ def test_total_cwnd_sums_latest_samples(tmp_path):
     before its first sample adds 0, and the median is over the union of sample times."""
     fl = [synth.flow(1, "bbr", 200, 0, 20, "a"), synth.flow(2, "bbr", 200, 5, 20, "b")]
     run = synth.write_run(tmp_path, "tang_table3", "f1_count=2", 1, fl, link_mbps=LINK, rate=lambda f, t: 4.0)
-    patch_run(run, cwnd=lambda f, t: 100 if f == 1 else 50)
+    patch_run(run, cwnd=lambda f, t: 100 if f == 1 else 50, inflight=lambda f, t: 80 if f == 1 else 30)
     got = r_json(f"""
       r <- read_run("{run}")
       cat(jsonlite::toJSON(list(early = ss_total_cwnd_pkts(r, window = c(start = 1, end = 4)),
@@ -241,7 +244,7 @@ def test_total_cwnd_sums_latest_samples(tmp_path):
     """)
     assert got["early"] == 100
     assert got["late"] == 150
-    assert got["infl"] > 0
+    assert got["infl"] == 110                       # the in-flight column, summed the same way
 
 
 def test_flow_sums_with_single_samples_and_probe_rtt_without_a_common_episode():
@@ -346,7 +349,7 @@ def load_runs(experiment: str, profile: str) -> list:
     return expand_spec(SPEC_DIR / f"{experiment}.yaml", profile)
 
 
-def test_paper_profile_meets_the_issue():
+def test_paper_profile_has_three_repetitions_and_the_papers_lengths():
     """Paper profile: at least three repetitions of every point, at least 100 s (the paper's
     events at 42 and 90 s; Table II 200 s); quick: one repetition; the default configuration
     of Table I everywhere (10 Mbit/s, 100 Mbit/s leaves, no loss outside Table II)."""

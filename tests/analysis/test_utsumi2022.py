@@ -522,7 +522,7 @@ def load_runs(experiment: str, profile: str) -> list:
     return expand_spec(SPEC_DIR / f"{experiment}.yaml", profile)
 
 
-def test_paper_profile_meets_the_issue():
+def test_paper_profile_runs_the_papers_transfers_and_three_seeds():
     """Paper profile: the paper's 6000-s transfers (Figs. 4 and 14: 600 s, by the transfer-length rule), every buffer 1-128 BDP at both delays
     (Figs. 6, 10; Fig. 4 at 20 ms one way), m = 1..5 at 64 BDP; quick: one repetition of
     20 s. Everywhere: 100 Mbit/s, flows from 0 s, fq on the senders, receivers ACK every
@@ -555,7 +555,7 @@ def test_paper_profile_meets_the_issue():
         ms = {(r["flows"][0]["rtt_ms"], r["flows"][-1]["cc"], len(r["flows"])) for r in load_runs(e, "paper")}
         assert len(ms) == 30, e
     assert sorted(len(r["flows"]) for r in first("utsumi2022_fig14")) == sorted(list(range(1, 6)) * 3)
-    for e in EXPERIMENTS:     # three seeds at every point (issue 25)
+    for e in EXPERIMENTS:     # three seeds at every point
         runs = load_runs(e, "paper")
         assert len(runs) == 3 * len({r["point"] for r in runs}) and {r["repetition"] for r in runs} == {1, 2, 3}, e
         assert len({(r["point"], r["seed"]) for r in runs}) == len(runs), e
@@ -582,7 +582,7 @@ def test_quick_profile_budget():
     """A guard on the quick sweep's size, not a measurement. On 2026-11-23 the 39 runs of
     the first quick sweep used 2692 host CPU-s, 3.45 per simulated second (deep buffers and
     up to ten flows at 100 Mbit/s; boot included); with Tang's 1008 the two papers took
-    34 min 44 s on 2 cores, over the issue's 30, so the quick sweep must stay within 2100
+    34 min 44 s on 2 cores, over the 30 min the quick profile may take, so the quick sweep must stay within 2100
     CPU-s (bench/README.md, "The pipeline's wall time", has the measurement of this sweep).
     After the testbed's cuts of 2026-11-24 the rate fell: on 2026-11-26 the 44 runs of
     Figs. 6-14 with the BBRv2 series (run.json timings.host_cpu_s) used 242.5 host CPU-s for

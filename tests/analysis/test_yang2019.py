@@ -269,7 +269,7 @@ def test_yang2019_experiments_are_wired():
     assert set(FIGURES) == set(EXPERIMENTS)
     assert_paper_wired("yang2019", "002_a6c969f5075f0d4e.txt")
 
-def test_paper_profile_meets_the_issue():
+def test_paper_profile_has_three_repetitions_and_60_s_runs():
     """Paper profile: at least three repetitions everywhere and runs of at least 60 s (Fig. 4
     included); quick: one repetition."""
     sys.path.insert(0, str(REPO / "mininet"))

@@ -51,6 +51,33 @@ def test_patches_apply_to_kernel_source(tcp_bbr_c, tmp_path):
     assert "patches apply" in res.stdout
 
 
+def fresh_clone(tmp_path) -> pathlib.Path:
+    """What --check needs of a fresh clone (the script, the patches, the registry), with no build/."""
+    import shutil
+    shutil.copytree(REPO / "kernel", tmp_path / "kernel", ignore=shutil.ignore_patterns("tests"))
+    for name in ("variants.py", "variants.yaml"):
+        (tmp_path / "mininet" / "bbrlab" / "experiment").mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / "mininet" / "bbrlab" / "experiment" / name, tmp_path / "mininet" / "bbrlab" / "experiment")
+    return tmp_path
+
+
+@pytest.mark.skipif(not TARBALL.exists(), reason="linux-source-6.1 is not installed")
+def test_check_works_in_a_fresh_clone_from_the_kernel_source(tmp_path):
+    """Without build/kernel/src and without --src, --check reads tcp_bbr.c from the tarball the
+    testbed kernel is built from; a patch that does not apply to it still fails, naming its hunk."""
+    clone = fresh_clone(tmp_path)
+    script = clone / "kernel" / "build-variants.sh"
+    res = subprocess.run([str(script), "--check", "bbq"], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert "bbq: patches apply to" in res.stdout and str(TARBALL) in res.stdout
+    patch = clone / "kernel" / "variants" / "bbq.patch"
+    text = patch.read_text()
+    assert text.count("-\t\treturn is_full_length &&\n") == 1
+    patch.write_text(text.replace("-\t\treturn is_full_length &&\n", "-\t\treturn is_full_length ||\n"))
+    res = subprocess.run([str(script), "--check", "bbq"], capture_output=True, text=True, timeout=600)
+    assert res.returncode != 0 and "bbq.patch does not apply" in res.stderr and "hunk #" in res.stderr, res.stderr
+
+
 def test_altered_source_fails_naming_the_hunk(tcp_bbr_c, tmp_path):
     """A tcp_bbr.c that differs inside a hunk's context fails the build, naming patch, hunk and file."""
     line = "\t\treturn is_full_length &&\n"       # the probe's exit in bbr_is_next_cycle_phase

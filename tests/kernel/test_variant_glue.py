@@ -8,7 +8,7 @@ its tcp_congestion_ops: a socket is put into a chosen state, ACKs with construct
 processed by cong_control (bbr_main), and the decision is read where samplers read it
 (INET_DIAG_BBRINFO, the pacing rate) and in struct bbr. Each expected value comes from the paper (or,
 where the module departs from it, from the departure kernel/variants/README.md states), not from the
-code. bench/glue_mutations.py applies issue 24's seven wrong glues and eight more to the patches, one at
+code. bench/glue_mutations.py applies the seven wrong glues of a re-audit and eight more to the patches, one at
 a time, and records that these tests fail for each (bench/results/glue-mutations-*.md).
 
 Skipped, with the reason, when gcc or patch is missing or no kernel source is at hand

@@ -762,7 +762,7 @@ def test_fca_estimate_not_cut_by_the_rate_it_measured(lib):
 
 
 FCA_MUTATIONS = {
-    # the issue's example: W0 from the non-FC phase (Eq. 6's second line), equal on the model's own inputs
+    # the re-audit's example: W0 from the non-FC phase (Eq. 6's second line), equal on the model's own inputs
     "W0 from t_nfc": ("bbr_fca_math.h", "w0 = fca_w0_fc(t1, rtt);",
                       "w0 = min_t(u64, 4 * fca_w0_fc(t2, rtt), FCA_W0_MAX);"),
     "no Reno region in W0": ("bbr_fca_math.h", "w0 = fca_w0_fc(t1, rtt);", "w0 = fca_w0(t1);"),
@@ -792,7 +792,7 @@ def test_fca_reference_catches_a_wrong_module(mutation, tmp_path):
     assert fca_mismatches(build_harness(tmp_path, FCA_MUTATIONS[mutation])), mutation
 
 
-def test_fca_simulation_catches_the_issues_mutations(tmp_path):
+def test_fca_simulation_catches_the_w0_mutations(tmp_path):
     """The inputs from simulated CUBIC alone catch W0 from t_nfc and a missing Reno region."""
     for name in ("W0 from t_nfc", "no Reno region in W0"):
         (tmp_path / name).mkdir()

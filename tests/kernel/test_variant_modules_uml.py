@@ -1,10 +1,13 @@
 """The BBR variant modules in the testbed, end to end: a spec names the variant (and its
 module parameters), the runner builds the module and the guest loads it, the samplers see it.
 
-One 16-s run per variant (40 s for BBR-FCA, whose trigger is the CUBIC flow's losses: below),
-5-15 s of wall time each. The variant's flow starts
-alone and must fill the 100 Mbit/s bottleneck; from 5 s competitors share it, and the
-behaviour that distinguishes the variant must show in its sampled BBR info (tidy/tcp.csv).
+One run per variant, its testbed exercise as the registry names it (variants.yaml `exercise`:
+16 s by default, 40 s for BBR-FCA, whose trigger is the CUBIC flow's losses), 5-15 s of wall time
+each; a variant added to the registry is exercised here without an edit of this file. The
+variant's flow starts alone and must fill the 100 Mbit/s bottleneck; from 5 s competitors share
+it, and for the variants with a mechanism test below the behaviour that distinguishes the
+variant must show in its sampled BBR info (tidy/tcp.csv). A variant whose exercise is
+`test: FILE` is exercised by that testbed test instead.
 (An out-of-range module parameter failing the run with the module's own message is tested
 in tests/test_testbed.py.)"""
 import csv
@@ -15,6 +18,7 @@ import os
 
 import pytest
 
+from bbrlab.experiment import variants
 from bbrlab.host import modules
 from conftest import cli, goodput_by_flow, write_spec
 
@@ -30,26 +34,9 @@ clock: virtual
 bottleneck: {{rate_mbps: 100, buffer_bytes: {buffer}}}
 flows:
 """
-FLOWS = {
-    # two RTTs and a deep buffer (Ma et al., Fig. 1); a 50 % queue threshold, so that the small
-    # queue of a lone flow stays below it and the two flows' standing queue above it
-    "bbq": ["{cc: bbq, rtt_ms: 10, module_params: {beta_ppm: 500000}}",
-            "{cc: bbq, rtt_ms: 50, start_s: 5, module_params: {beta_ppm: 500000}}"],
-    # bbr alongside as the reference for the length of the 0.75 phases
-    "bbq_drain": ["{cc: bbq_drain, rtt_ms: 20}", "{cc: bbr, rtt_ms: 20, start_s: 5}",
-                  "{cc: cubic, rtt_ms: 20, start_s: 5}"],
-    "bbr_e": ["{cc: bbr_e, rtt_ms: 20}", "{cc: cubic, rtt_ms: 20, start_s: 5}"],
-    "adaptive_bbr": ["{cc: adaptive_bbr, rtt_ms: 20}", "{cc: cubic, rtt_ms: 20, start_s: 5}"],
-    "bbr_fca": ["{cc: bbr_fca, rtt_ms: 20}", "{cc: cubic, rtt_ms: 20, start_s: 5}"],
-}
-BUFFER = {"bbr_fca": 500_000}             # 2 BDP: the CUBIC flow's losses come every 10-15 s
-# BBR-FCA takes over once it has timed one CA phase and one recovery after the loss that ends its
-# Startup, so it needs two loss events after the CUBIC flow starts. At 2 BDP they come every 10-15 s
-# (the CUBIC flow's epoch), and the first may not come until 17 s: CUBIC's slow start can end without
-# a loss (HyStart) and its window then takes that long to fill the buffer. Measured over seeds 1-9:
-# in 16 s one seed had no loss after 5 s at all (no flag, as a CI run once had); in 40 s every seed
-# had at least two.
-DURATION = {"bbr_fca": 40}
+EXERCISES = {v: variants.exercise(v) for v in variants.names()}
+OWN_TESTS = {v: e["test"] for v, e in EXERCISES.items() if "test" in e}
+EXERCISED_HERE = sorted(v for v in EXERCISES if v not in OWN_TESTS)
 
 
 class Run:
@@ -73,9 +60,9 @@ def variant_run(kernel, tmp_path_factory):
     def get(variant):
         if variant not in done:
             out = tmp_path_factory.mktemp(variant)
-            text = HEADER.format(variant=variant, duration=DURATION.get(variant, 16),
-                                 buffer=BUFFER.get(variant, 2_000_000))
-            text += "".join(f"  - {flow}\n" for flow in FLOWS[variant])
+            exercise = EXERCISES[variant]
+            text = HEADER.format(variant=variant, duration=exercise["duration_s"], buffer=exercise["buffer_bytes"])
+            text += "".join(f"  - {json.dumps(flow)}\n" for flow in exercise["flows"])
             res = cli("run", write_spec(out / "spec.yaml", text), "--out", out, "--kernel", kernel)
             assert res.returncode == 0, res.stdout + res.stderr
             done[variant] = Run(out / f"v_{variant}" / "base" / "rep1")
@@ -101,23 +88,20 @@ def longest_stretch(rows, predicate) -> int:
     return best
 
 
-# Exercised by their own testbed tests (they need the kernel's TCP patch, and their mechanism
-# tests run their flows from specs): tests/kernel/test_bbr2_uml.py.
-EXERCISED_ELSEWHERE = {"bbr2": "test_bbr2_uml.py", "bbr3": "test_bbr2_uml.py"}
-
-
 def test_every_variant_is_exercised():
-    assert set(FLOWS) | set(EXERCISED_ELSEWHERE) == set(modules.variants())
-    for variant, test_file in EXERCISED_ELSEWHERE.items():
+    """Every variant the host can build is exercised here or by the testbed test its registry entry
+    names, and that test runs a flow of it from a spec."""
+    assert set(EXERCISED_HERE) | set(OWN_TESTS) == set(modules.variants())
+    for variant, test_file in OWN_TESTS.items():
         assert f"cc: {variant}" in (pathlib.Path(__file__).with_name(test_file)).read_text(), variant
 
 
-@pytest.mark.parametrize("variant", sorted(FLOWS))
+@pytest.mark.parametrize("variant", EXERCISED_HERE)
 def test_variant_loads_from_a_spec_and_fills_the_bottleneck_alone(variant, variant_run):
     run = variant_run(variant)
     testbed = run.summary["testbed"]
     ko = modules.MODULES_DIR / f"{variant}.ko"
-    params = {"beta_ppm": 500000} if variant == "bbq" else {}
+    params = EXERCISES[variant]["flows"][0].get("module_params", {})
     assert testbed["modules"] == [{"name": variant, "params": params, "path": str(ko),
                                    "sha256": hashlib.sha256(ko.read_bytes()).hexdigest()}]
     assert variant in testbed["congestion_controls"]

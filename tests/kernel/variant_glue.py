@@ -249,7 +249,7 @@ def probe_bw(g: Glue, sk, bw_pps: float, cycle_idx: int, pacing_gain: float, cyc
     g.bw_filter(sk, bw_units(bw_pps), t=100)
 
 
-# Seven wrong glues (issue 24's re-audit): (patch, text of one added line, its wrong version). Each keeps
+# Seven wrong glues (found by a re-audit of the patches against the papers): (patch, text of one added line, its wrong version). Each keeps
 # the patch's line count, so the mutated patch still applies. bench/glue_mutations.py applies each to a
 # copy of kernel/variants and runs tests/kernel/test_variant_glue.py against it; all must fail.
 MUTATIONS = {
@@ -274,7 +274,7 @@ MUTATIONS = {
 }
 
 
-# Further wrong glues, for the tests beyond the issue's seven (same form; the bench runs them too).
+# Further wrong glues, for the tests beyond those seven (same form; the bench runs them too).
 EXTRA_MUTATIONS = {
     "BBQ: probe capped at alpha with or without a queue":
         ("bbq.patch", "bbr->bbq_queue, rs->losses,", "1, rs->losses,"),

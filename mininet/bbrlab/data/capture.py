@@ -1,7 +1,8 @@
 """Per-flow bottleneck backlog from packet-header captures on both sides of the queue.
 
 The bottleneck qdisc reports only its total backlog. With `capture: bottleneck`
-the guest records the headers of every data packet at two points:
+the guest records the headers of every data packet at two points (guest/capture.py
+says where and how):
 
   enqueue  the packet reaches the bottleneck qdisc. With `rtt_on: ingress`
            that is when it leaves its flow's ifb delay line (the ifb re-injects
@@ -11,8 +12,8 @@ the guest records the headers of every data packet at two points:
            socket on the bottleneck interface sees transmitted packets after
            the qdisc).
 
-Both captures keep only TCP packets from the sender subnet, first
-SNAPLEN bytes (Ethernet + IPv4 + TCP with options). The queue is a FIFO, so
+Both captures keep only TCP packets from the sender subnet, the first
+bytes of each (Ethernet + IPv4 + TCP with options). The queue is a FIFO, so
 each flow's dequeued packets are an ordered subsequence of its enqueued ones:
 walking both lists in order, every enqueued packet that is not the next one
 dequeued was dropped at enqueue (tail drop or RED). Packets are matched on
@@ -30,47 +31,18 @@ stay in raw/ (capture_enq_<i>.pcap, capture_deq.pcap).
 """
 import bisect
 import pathlib
-import re
 import struct
 
-from ..guest import shaping
-
-SNAPLEN = 96                      # Ethernet 14 + IPv4 20 + TCP 20..60 (timestamps: 32)
-SENDER_FILTER = "tcp and src net 10.0.1.0/24"
 PCAP_MAGIC = {0xA1B2C3D4: ("<", 1e-6), 0xA1B23C4D: ("<", 1e-9),
               0xD4C3B2A1: (">", 1e-6), 0x4D3CB2A1: (">", 1e-9)}
 LINKTYPE_ETHERNET = 1
 ETHERTYPE_IPV4 = b"\x08\x00"
-STATS = re.compile(r"(\d+) packets? (captured|received by filter|dropped by kernel)")
 FLOW_QUEUE_COLUMNS = ["t_s", "flow", "backlog_bytes", "backlog_pkts", "drops"]
 
 
 class CaptureError(RuntimeError):
     """A capture file this module cannot read: not a pcap file, or not Ethernet frames.
     The message names the file and what is wrong with it."""
-
-
-# --- in the testbed: where to capture ---------------------------------------------------
-
-def enqueue_point(flow_index: int, rtt_on: str, dumbbell) -> tuple:
-    """(interface, direction) whose capture sees flow i's data packets as they reach the
-    bottleneck qdisc: sent by its ifb, or received by sw1 from the sender."""
-    if rtt_on == "ingress":
-        return shaping.ifb_name(flow_index), "out"
-    return dumbbell.sender_side_ports[flow_index], "in"
-
-
-def tcpdump_cmd(dev: str, direction: str, out: str) -> list:
-    """tcpdump writing headers of the senders' TCP packets seen on `dev` in `direction` (in|out)."""
-    return ["tcpdump", "-i", dev, "-Q", direction, "-n", "-s", str(SNAPLEN), "-B", "16384", "--immediate-mode",
-            "--time-stamp-precision=nano", "-Z", "root", "-w", out, SENDER_FILTER]
-
-
-def capture_stats(text: str) -> dict:
-    """tcpdump's closing statistics ('N packets captured', ..., 'N packets dropped by kernel')."""
-    found = {kind: int(n) for n, kind in STATS.findall(text)}
-    return {"captured": found.get("captured"), "received": found.get("received by filter"),
-            "dropped_by_kernel": found.get("dropped by kernel")}
 
 
 # --- on the host: pcap -> per-flow backlog ----------------------------------------------

@@ -8,8 +8,7 @@ import csv
 import json
 import pathlib
 
-from ..experiment import variants
-from ..guest import traffic
+from ..experiment import testbed, variants
 from . import capture
 
 GOODPUT_COLUMNS = ["flow", "t_s", "interval_s", "bytes", "goodput_mbps"]
@@ -55,7 +54,7 @@ def data_socket_series(samples: list, port: int, local: bool, counter: str) -> l
 
 def goodput_rows(flow: int, samples: list, t0: float) -> list:
     """Receiver-side goodput between consecutive samples of the data connection."""
-    series = data_socket_series(samples, traffic.port(flow), local=True, counter="bytes_received")
+    series = data_socket_series(samples, testbed.port(flow), local=True, counter="bytes_received")
     if not series:
         return []
     times = [rec["t"] for rec in samples]
@@ -138,7 +137,7 @@ def tcp_rows(flow: int, samples: list, t0: float) -> list:
     connection to the flow's port (data_socket_series), without handshake samples; times relative
     to t0; sentinel values (all ones) become None."""
     rows = []
-    for t, sock in data_socket_series(samples, traffic.port(flow), local=False, counter="bytes_acked"):
+    for t, sock in data_socket_series(samples, testbed.port(flow), local=False, counter="bytes_acked"):
         if sock["state"] in ("syn_sent", "syn_recv"):
             continue          # handshake: congestion control and RTT not settled yet
         info, bbr = sock["info"], sock.get("bbr") or {}

@@ -33,7 +33,7 @@ import re
 import jsonschema
 import yaml
 
-from . import labels, units, variants
+from . import cost, labels, units, variants
 
 SCHEMA = yaml.safe_load((pathlib.Path(__file__).with_name("spec_schema.yaml")).read_text())
 
@@ -252,14 +252,13 @@ def check_run_count(spec: dict, source="spec", limits=None, n_runs=None) -> None
     cap = dict(LIMITS, **(limits or {}))["runs"]
     n = run_count(spec) if n_runs is None else n_runs
     if n > cap:
-        from ..host import resources        # a rough host CPU cost per run, for the message
         try:
-            per_run = resources.expected_cpu_s({"duration_s": spec["duration_s"], "bottleneck": spec["bottleneck"]})
-            cost = f", about {n * per_run / 3600:,.1f} host CPU-hours at {per_run:,.0f} host CPU-s per run"
+            per_run = cost.expected_cpu_s({"duration_s": spec["duration_s"], "bottleneck": spec["bottleneck"]})
+            spent = f", about {n * per_run / 3600:,.1f} host CPU-hours at {per_run:,.0f} host CPU-s per run"
         except (KeyError, TypeError):
-            cost = ""
+            spent = ""
         _fail(source, ["sweep"] if spec.get("sweep") else ["repetitions"],
-              f"{n:,} runs, more than the {cap:,} a spec may have (each run boots one testbed{cost});"
+              f"{n:,} runs, more than the {cap:,} a spec may have (each run boots one testbed{spent});"
               f" give --max-runs {n} to run them all anyway")
 
 

@@ -18,6 +18,8 @@ path), so a test may point DATA at a copy.
     estimate_while_flagged(cc) what the bandwidth field holds while the flag is set,
                                None when it stays BBR's bandwidth estimate
     counters(cc)               {read-only module parameter: what it counts}
+    exercise(variant)          its testbed exercise: {"flows", "duration_s", "buffer_bytes"}, or
+                               {"test": file} for a variant with its own testbed test
     parameters(variant)        {param: {default, min, max, description}}
     param_problems(cc, params) what is wrong with a flow's module_params, as
                                [(param or None, reason)]; [] when nothing is
@@ -49,6 +51,7 @@ def _load(path: pathlib.Path) -> dict:
         for name, entry in data[section].items():
             _check_entry(path, f"{section}.{name}", entry or {})
     for name, entry in data["variants"].items():
+        _check_exercise(path, name, entry.get("exercise"))
         for preset, values in (entry.get("presets") or {}).items():
             if not isinstance(values, dict) or not values or any(k not in (entry.get("params") or {}) for k in values):
                 raise ValueError(f"{path}: variants.{name}.presets.{preset}: needs a mapping of its own parameters")
@@ -84,6 +87,48 @@ def _check_entry(path, where: str, entry: dict) -> None:
     if not (isinstance(counters_, dict) and all(isinstance(k, str) and isinstance(v, str) and v
                                                 for k, v in counters_.items())):
         bad("counters", "must map each read-only module parameter to what it counts")
+
+
+GENERIC_EXERCISE = {"duration_s": 16, "buffer_bytes": 2_000_000}   # and the flows of _generic_flows
+EXERCISE_FIELDS = ("flows", "duration_s", "buffer_bytes")
+
+
+def _generic_flows(variant: str) -> list:
+    return [{"cc": variant, "rtt_ms": 20}, {"cc": "cubic", "rtt_ms": 20, "start_s": 5}]
+
+
+def _check_exercise(path, name: str, exercise) -> None:
+    """ValueError naming what is wrong with variants.<name>.exercise (variants.yaml's header)."""
+    where = f"{path}: variants.{name}.exercise"
+    if exercise is None:
+        return
+    if not isinstance(exercise, dict) or not exercise:
+        raise ValueError(f"{where}: must be a mapping (flows, duration_s, buffer_bytes, or test)")
+    if "test" in exercise:
+        if set(exercise) != {"test"} or not (isinstance(exercise["test"], str) and exercise["test"].endswith(".py")):
+            raise ValueError(f"{where}.test: alone, the file name of the variant's own testbed test (tests/kernel/)")
+        return
+    unknown = sorted(set(exercise) - set(EXERCISE_FIELDS))
+    if unknown:
+        raise ValueError(f"{where}: unknown field {unknown[0]!r} (have {', '.join(EXERCISE_FIELDS)}, or test)")
+    for field in ("duration_s", "buffer_bytes"):
+        if field in exercise and not (isinstance(exercise[field], int) and exercise[field] > 0):
+            raise ValueError(f"{where}.{field}: must be a positive integer")
+    flows = exercise.get("flows", _generic_flows(name))
+    if not (isinstance(flows, list) and flows and all(isinstance(f, dict) for f in flows)
+            and flows[0].get("cc") == name):
+        raise ValueError(f"{where}.flows: a list of flows whose first is the variant's (cc: {name})")
+
+
+def exercise(variant: str) -> dict:
+    """The variant's testbed exercise (variants.yaml's header): {"test": file} for a variant with its
+    own testbed test, else {"flows": [...], "duration_s": s, "buffer_bytes": n}, the generic
+    exercise's values where the entry gives none; KeyError for a name that is not a variant."""
+    entry = _data()["variants"][variant]
+    given = entry.get("exercise") or {}
+    if "test" in given:
+        return dict(given)
+    return {**GENERIC_EXERCISE, "flows": _generic_flows(variant), **given}
 
 
 def _entry(cc: str) -> dict:

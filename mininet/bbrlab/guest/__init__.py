@@ -9,6 +9,8 @@ bulk.c) and writes what it measured to RUN_DIR/raw/ for data/.
                     guest's production path.
     bulk.c          Bulk TCP sender and receiver: the flows' two ends, as few system calls as
                     the transfer allows.
+    capture.py      Where and how the guest captures packet headers at the bottleneck
+                    (`capture: bottleneck`).
     driver.py       The experiment, run inside the testbed (UML guest or native host) as root.
     guest_init.c    PID 1 of the User-Mode Linux testbed guest.
     ifconfig.py     What Mininet's `ifconfig DEV ADDR/LEN up` and `ifconfig lo up` do, by the
@@ -18,8 +20,6 @@ bulk.c) and writes what it measured to RUN_DIR/raw/ for data/.
     netns.py        Run a call inside another process's network namespace and come back.
     offloads.py     Segmentation offloads (TSO, GSO, GRO) off and read back, without an
                     `ethtool` process.
-    phases.py       The guest's phases timed on the host's clock, from the lines it prints to
-                    its console.
     procacct.py     Per-process event counts of the testbed guest, for the host-cost profile.
     rcvlowat.py     SO_RCVLOWAT on the iperf3 receivers' data sockets: a measured host-cost
                     saving, not used.
@@ -29,7 +29,7 @@ bulk.c) and writes what it measured to RUN_DIR/raw/ for data/.
                     propagation delay, sender pacing qdisc, access links, random loss, receivers
                     without delayed ACKs, segmentation offloads.
     topology.py     The dumbbell, on the Mininet API.
-    traffic.py      Bulk TCP flows and the schedule that starts them.
+    traffic.py      Bulk TCP flows: the commands of their two ends.
     veth.py         A veth pair by the one rtnetlink request `ip link add ... type veth peer
                     ...` sends.
 """

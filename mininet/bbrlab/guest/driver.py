@@ -16,7 +16,7 @@ the flows on schedule, and leaves everything it measured in RUN_DIR/raw/:
                              a receiver still reading when the run ends says "eof": false;
                              bulk's sender also its longest write and how late it stopped
     capture_enq_<i>.pcap     with `capture: bottleneck`: headers of flow i's packets
-    capture_deq.pcap         entering / leaving the bottleneck queue (capture.py),
+    capture_deq.pcap         entering / leaving the bottleneck queue (capture.py, data/capture.py),
     capture.json             and tcpdump's own statistics
     loss.json                with bottleneck.loss_rate: each loss netem's packet and drop counts
     modules.json             each variant module's /sys/module/<name>/parameters/ at the end
@@ -40,8 +40,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import bench_hooks, offloads, phases, samplers, shaping, topology, traffic, vclock
-from ..data import capture
+from . import bench_hooks, capture, offloads, samplers, shaping, topology, traffic, vclock
+from ..experiment import testbed
 
 OVS_RUN = "/var/run/openvswitch"
 LEAD_S = 1.0          # samplers run this long before time zero
@@ -539,14 +539,14 @@ def snapshot(db, raw: pathlib.Path) -> None:
 
 
 def run_schedule(db, job: dict, raw: pathlib.Path, t0: float, on_start=None) -> tuple:
-    """Run traffic.schedule(job) (plus the snapshot at job["snapshot_at_s"], when set) on time,
+    """Run testbed.schedule(job) (plus the snapshot at job["snapshot_at_s"], when set) on time,
     sleeping until t0 + each event's at_s: a flow start launches its sender on snd<i> (report in
     raw/<tool>_sender_<flow>.json) and calls on_start(i) with its 0-based index; an RTT change
     changes the flow's netem delay in place. Returns (the events as executed, each with its actual
     t_s after t0, [(sender process, its open report file)]); the caller waits for the senders and
     closes the files."""
     executed, clients = [], []
-    events = traffic.schedule(job)
+    events = testbed.schedule(job)
     if job["snapshot_at_s"] is not None:
         events.append({"at_s": job["snapshot_at_s"], "kind": "snapshot", "flow": 1, "value": None})
         events.sort(key=lambda e: e["at_s"])
@@ -626,7 +626,7 @@ def shape_network(run: Run) -> None:
 
 def measure_paths(run: Run) -> None:
     """Each path's base RTT (before any traffic and before the random loss, so no ping is lost)."""
-    log(phases.SET_UP)           # the host times the set-up by this line (phases.py)
+    log(testbed.SET_UP)          # the host times the set-up by this line (host/backends/phases.py)
     measure_base_rtt(run.db, run.job, run.raw)
 
 
@@ -738,7 +738,7 @@ def main(run_dir: str) -> int:
 
     The phases, in order: start_services, build_network, shape_network (the end of set-up),
     measure_paths, start_receivers_and_samplers, run_flows, collect; finish_network however it
-    ends. The host times boot and set-up by the lines it prints (phases.py).
+    ends. The host times boot and set-up by the lines it prints (host/backends/phases.py).
     Returns 0 when every sender ran to its end, 3 when one failed; raises on anything else."""
     run_dir = pathlib.Path(run_dir)
     job = json.loads((run_dir / "job.json").read_text())

@@ -9,6 +9,7 @@ a testbed.
 import math
 
 from ..experiment import units
+from ..experiment.testbed import ifb_name
 
 NETEM_LIMIT_PKTS = 100000   # netem's default 1000 packets would drop ACKs at high BDPs
 
@@ -112,11 +113,6 @@ def ingress_redirect(port: str, ifb: str) -> list:
             ["tc", "qdisc", "add", "dev", port, "handle", "ffff:", "ingress"],
             ["tc", "filter", "add", "dev", port, "parent", "ffff:", "protocol", "all", "u32",
              "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", ifb]]
-
-
-def ifb_name(flow_index: int) -> str:
-    """The name of flow i's (0-based) ifb device, ifbflow<i + 1>, clear of the kernel's own ifb0/ifb1."""
-    return f"ifbflow{flow_index + 1}"   # the kernel creates ifb0 and ifb1 itself
 
 
 def delay_device(flow_index: int, rtt_on: str, dumbbell) -> tuple:

@@ -1,4 +1,4 @@
-"""Bulk TCP flows and the schedule that starts them.
+"""Bulk TCP flows: the commands of their two ends.
 
 Flow i sends from snd<i> to a receiver on rcv<i>, port 5200 + i, with the
 flow's congestion control. The two ends are the project's bulk program (the
@@ -7,18 +7,13 @@ which is what a User-Mode Linux run's host cost is made of) or, when the job
 says `traffic_tool: iperf3` (bench/receiver_bench.py compares the two), iperf3
 with `-C`. Sender and receiver sockets are sampled
 separately (samplers.py); the tools' own reports are kept in raw/ as a
-cross-check only.
+cross-check only. The schedule that starts the flows is experiment/testbed.py's
+(the ns-3 backend follows it too).
 """
-from ..host import guest_programs
+from ..experiment.testbed import binary, port
 
-BASE_PORT = 5200
 TOOLS = ("bulk", "iperf3")
-BULK = str(guest_programs.binary("bulk"))     # built on the host before the testbed starts
-
-
-def port(flow_number: int) -> int:
-    """The port flow `flow_number` (1-based) receives on: BASE_PORT + flow_number."""
-    return BASE_PORT + flow_number
+BULK = str(binary("bulk"))     # built on the host (guest_programs.py) before the testbed starts
 
 
 def tool(job: dict) -> str:
@@ -48,10 +43,3 @@ def client_cmd(flow: dict, server_ip: str, name: str = "bulk") -> list:
                 "-C", flow["cc"], "-J", "-i", "1"]
     return [BULK, "send", server_ip, str(port(flow["flow"])), f"{seconds:g}", flow["cc"]]
 
-
-def schedule(job: dict) -> list:
-    """Timed events (seconds after time zero), in order: flow starts and path changes."""
-    events = [(f["start_s"], 0, "start", f["flow"], None) for f in job["flows"]]
-    events += [(c["at_s"], 1, "rtt", c["flow"], c["rtt_ms"]) for c in job["changes"]]
-    return [{"at_s": at, "kind": kind, "flow": flow, "value": value}
-            for at, _prio, kind, flow, value in sorted(events, key=lambda e: (e[0], e[1], e[3]))]

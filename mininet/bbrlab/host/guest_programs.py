@@ -18,14 +18,14 @@ import subprocess
 
 from . import stamped_build
 
-# hashlib and shutil are imported where a build needs them: the guest imports this module
-# only for binary() (traffic.py), and there hashlib loads OpenSSL and shutil the compression
-# libraries, each page of them a ptrace stop on User-Mode Linux.
+from ..experiment.testbed import BIN_DIR, binary  # noqa: F401  where each program is: a testbed fact
+
+# hashlib and shutil are imported where a build needs them: hashlib loads OpenSSL and shutil the
+# compression libraries, and a process that only asks binary() needs neither.
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
 REPO = PACKAGE_DIR.parents[1]
 SOURCES = {"bulk": PACKAGE_DIR / "guest" / "bulk.c", "guest_init": PACKAGE_DIR / "guest" / "guest_init.c"}
-BIN_DIR = REPO / "build" / "bin"
 CC = "gcc"
 CFLAGS = ["-O2", "-static", "-Wall", "-Wextra", "-Werror"]
 
@@ -33,13 +33,6 @@ CFLAGS = ["-O2", "-static", "-Wall", "-Wextra", "-Werror"]
 class ProgramBuildError(RuntimeError):
     """A guest program cannot be built: no C compiler, or the compiler failed (its last lines in the
     message)."""
-
-
-def binary(name: str) -> pathlib.Path:
-    """Where program `name` is (built or not)."""
-    if name not in SOURCES:
-        raise KeyError(f"no guest program {name!r} (have {', '.join(SOURCES)})")
-    return BIN_DIR / name
 
 
 def compile_command(name: str):

@@ -18,13 +18,14 @@ needs and kills nothing that would have finished:
   so that a stuck testbed is stopped by the runner, which records a failed
   run, before the scheduler kills the job.
 
-It also estimates what a run costs (expected_cpu_s), so that the pipeline
+It also gives what a run is expected to cost (expected_cpu_s, experiment/cost.py), so that the pipeline
 starts the longest runs first: with the runs ordered longest first, the last
 minutes of a profile do not leave cores idle behind one long run.
 """
 import math
 
 from ..experiment import units
+from ..experiment.cost import expected_cpu_s  # noqa: F401  the `run` rule's priority
 
 GUEST_MEM_MB = 1024          # the UML guest's memory for runs with ordinary buffers
 HOST_SIDE_MB = 512           # runner + tidy + fidelity on an ordinary run
@@ -100,20 +101,6 @@ def mem_mb(job: dict, backend: str = "uml") -> int:
 def runtime_min(job: dict, attempt: int = 1) -> int:
     """The scheduler's time limit in minutes (Snakemake's `runtime` resource); longer on a retry."""
     return int(math.ceil((default_timeout(job) + MARGIN_S) / 60)) * max(1, attempt)
-
-
-# Host CPU-seconds of a virtual-clock run, fitted by eye to the quick profile's measured runs
-# (2026-11-23: 40 s at 20 Mbit/s about 40, 40 s at 100 Mbit/s about 90, 120 s at 100 Mbit/s
-# with four flows about 210): boot and set-up, plus per experiment second a base and a part
-# that grows with the bottleneck rate. An ordering, not a prediction to rely on.
-BOOT_CPU_S = 15
-CPU_S_PER_S = 0.5
-CPU_S_PER_S_PER_MBIT = 1 / 70
-
-
-def expected_cpu_s(job: dict) -> float:
-    """Rough host CPU-seconds of a run, for ordering runs longest first (the `run` rule's priority)."""
-    return BOOT_CPU_S + job["duration_s"] * (CPU_S_PER_S + CPU_S_PER_S_PER_MBIT * job["bottleneck"]["rate_mbps"])
 
 
 def of_run(job: dict, backend: str = "uml") -> dict:

@@ -7,8 +7,8 @@
 
 Each is a subclass of base.Backend (the interface and its contracts); it takes a
 prepared run directory (job.json inside) and returns a GuestResult; the host side
-(runner.py) does the rest. tether.py is not a backend: the script every backend's
-testbed runs under (base.tethered).
+(runner.py) does the rest. phases.py times the guest's boot and set-up from its console;
+tether.py is not a backend: the script every backend's testbed runs under (base.tethered).
 """
 from .base import TETHER, Backend, GuestResult, build_guest_programs, tethered  # noqa: F401
 from .errors import BackendError

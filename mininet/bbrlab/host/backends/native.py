@@ -15,7 +15,7 @@ import sys
 import time
 
 from .. import cleanup, modules
-from ...guest import phases
+from . import phases
 from .base import Backend, GuestResult, build_guest_programs, tethered
 from .errors import BackendError
 

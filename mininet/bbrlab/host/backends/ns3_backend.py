@@ -48,9 +48,8 @@ import shutil
 import subprocess
 import time
 
-from ...experiment import units, variants
+from ...experiment import testbed, units, variants
 from .. import stamped_build
-from ...guest import traffic
 from .base import Backend, GuestResult, tethered
 from .errors import BackendError
 
@@ -354,7 +353,7 @@ class Ns3Backend(Backend):
         sim = json.loads((raw / "ns3.json").read_text())
         t0 = lead_s(job)
         timeline = {"t0": t0, "lead_s": t0, "substrate": "ns3", "ns3_version": sim["ns3_version"],
-                    "events": [dict(e, t_s=e["at_s"]) for e in traffic.schedule(job)],
+                    "events": [dict(e, t_s=e["at_s"]) for e in testbed.schedule(job)],
                     "commands": [], "congestion_controls": sorted(congestion_controls()), "ns3_rules": self.rules,
                     "kernel_release": None, "loss_seeded": True,
                     "timings": {"simulated_s": sim["simulated_s"], "simulation_wall_s": round(wall_s, 3),

@@ -34,7 +34,7 @@ import time
 
 from ...experiment import units
 from .. import digests, guest_programs, modules, resources
-from ...guest import phases
+from . import phases
 from .base import Backend, GuestResult, build_guest_programs, tethered
 from .errors import BackendError
 

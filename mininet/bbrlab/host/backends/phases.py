@@ -6,19 +6,18 @@ while the testbed runs (ConsoleTimes.poll, from base.tethered's wait loop, every
 notes when each of these lines first appears:
 
     BOOTED   "bbrlab-guest: booted"             guest_init.c, once the kernel has booted
-    SET_UP   "measuring base RTT of each path"  guest.measure_paths, once the network is set up
+    SET_UP   "measuring base RTT of each path"  the guest driver, once the network is set up
 
 boot_s is the time from the testbed's start to BOOTED, setup_s from BOOTED (or, without a boot,
 from the start) to SET_UP: the driver's start, the modules, the dumbbell and its shaping. The
 guest writes nothing for this (a file the guest created before the flows changed them: the
 runs' ephemeral ports moved), so nothing the flows see changes. Resolution: the poll interval.
-Standard library only: driver.py imports SET_UP from here.
+The two lines are testbed facts the guest prints (experiment/testbed.py).
 """
 import pathlib
 import time
 
-BOOTED = "bbrlab-guest: booted"
-SET_UP = "measuring base RTT of each path"
+from ...experiment.testbed import BOOTED, SET_UP
 
 
 class ConsoleTimes:
