@@ -41,6 +41,9 @@ FLOWS = {
     "bbr_e": ["{cc: bbr_e, rtt_ms: 20}", "{cc: cubic, rtt_ms: 20, start_s: 5}"],
     "adaptive_bbr": ["{cc: adaptive_bbr, rtt_ms: 20}", "{cc: cubic, rtt_ms: 20, start_s: 5}"],
     "bbr_fca": ["{cc: bbr_fca, rtt_ms: 20}", "{cc: cubic, rtt_ms: 20, start_s: 5}"],
+    # BBRv2+ (needs the kernel's TCP patch, as bbr2): loads and fills the link alone; its mechanisms
+    # are tested on the host (tests/kernel/test_bbr2plus_glue.py)
+    "bbr2plus": ["{cc: bbr2plus, rtt_ms: 20}", "{cc: cubic, rtt_ms: 20, start_s: 5}"],
 }
 BUFFER = {"bbr_fca": 500_000}             # 2 BDP: the CUBIC flow's losses come every 10-15 s
 # BBR-FCA takes over once it has timed one CA phase and one recovery after the loss that ends its
