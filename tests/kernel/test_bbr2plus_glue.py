@@ -443,6 +443,6 @@ def test_no_memory_runs_as_plain_bbrv2_and_is_counted(glue):
 
 
 @pytest.mark.parametrize("mutation", list(vg.BBR2PLUS_MUTATIONS))
-def test_each_bbr2plus_mutation_names_one_place(tmp_path, mutation):
+def test_each_mutation_of_bbr2plus_names_one_place(tmp_path, mutation):
     """Each wrong implementation of the mutation record changes exactly one place of its header."""
     vg.mutate(vg.variants_dir(), tmp_path / "v", mutation)
