@@ -169,7 +169,7 @@ def test_flow_count_expands():
     ({"clock": "fast"}, "clock", "is not one of"),
     ({"switch": "openvswitch"}, "switch", "'openvswitch' is not one of ['ovs', 'linuxbridge']"),
     ({"flows": [{"cc": "nosuch", "rtt_ms": 10}]}, "flows.1.cc",
-     "unknown congestion control 'nosuch' (available: reno, cubic, bbr, adaptive_bbr, bbq, bbq_drain, bbr2, bbr3, bbr_e, bbr_fca;"),
+     "unknown congestion control 'nosuch' (available: reno, cubic, bbr, adaptive_bbr, bbq, bbq_drain, bbr2, bbr2plus, bbr3, bbr_e, bbr_fca;"),
     ({"flows": [{"cc": "bbq", "rtt_ms": 10, "module_params": {"alpha_us": 2000}}, {"cc": "bbq", "rtt_ms": 50}]},
      "flows.2.module_params", "differs from flows.1.module_params ({'alpha_us': 2000}): module parameters are global"),
     ({"flows": [{"cc": "bbr", "rtt_ms": 10, "module_params": {"alpha_us": 1}}]}, "flows.1.module_params",
@@ -232,7 +232,7 @@ def test_sweep_over_congestion_controls_needs_every_variant():
 def test_variant_parameters_come_from_the_list():
     assert modules.parameters("bbr_e") == ["alpha_pct", "algorithm", "extra_acked_cwnd"]
     assert modules.parameters("bbq_drain") == []
-    assert set(modules.variants()) == {"bbq", "bbq_drain", "bbr_e", "adaptive_bbr", "bbr_fca", "bbr2", "bbr3"}
+    assert set(modules.variants()) == {"bbq", "bbq_drain", "bbr_e", "adaptive_bbr", "bbr_fca", "bbr2", "bbr3", "bbr2plus"}
 
 
 def test_zipped_sweep_key_sets_paths_together():
