@@ -559,8 +559,14 @@ static bool bbr2p_switch_at_cruise(struct sock *sk)
 			else
 				p->cruise_count = 0;
 			if (p->cruise_count >= bbr2p_to_plus_cruises) {
+				u32 i;
+
 				p->delay_mode = 1;
 				p->cruise_count = 0;
+				/* per-round RTTs from before the switch are stale */
+				p->min_cur = BBR2_INF;
+				for (i = 0; i < BBR2P_RTT_WIN; i++)
+					p->round_min[i] = BBR2_INF;
 			}
 		}
 	}

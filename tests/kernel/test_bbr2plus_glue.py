@@ -406,6 +406,20 @@ def test_return_to_bbrv2plus_after_4_clear_cruises(glue, count, cruise_min, back
     assert pget(g, sk, "delay_mode") == int(back)
 
 
+def test_return_starts_the_per_round_rtts_afresh(glue):
+    """Back in BBRv2+, the rounds' RTTs from before the switch (not tracked in BBRv2 mode) are dropped:
+    the next RTT sample starts this and the last round and the recent rounds' window."""
+    g = glue(V)
+    sk = connection(g, V, DOWN, inflight=50)
+    plus(g, sk, delay_mode=0, cruise_count=3, cruise_min=10_000, prev_cruise_min=10_000, ref_rtt=10_000,
+         min_cur=5_000, min_last=5_000, srtt_cur=5_000, srtt_last=5_000,
+         **{f"round_min[{i}]": 5_000 for i in range(4)})
+    to_cruise(g, sk)                       # the 4th clear CRUISE: back to BBRv2+; this ACK's RTT 10 ms
+    assert pget(g, sk, "delay_mode") == 1
+    assert [pget(g, sk, k) for k in ("min_cur", "min_last", "srtt_cur", "srtt_last")] == [MIN_RTT] * 4
+    assert sorted(pget(g, sk, f"round_min[{i}]") for i in range(4)) == [MIN_RTT] + [0xFFFFFFFF] * 3
+
+
 def test_bbrv2_mode_probes_as_bbrv2(glue):
     """In plain-BBRv2 mode REFILL goes straight to UP, and the wall clock times the probe."""
     g = glue(V)
