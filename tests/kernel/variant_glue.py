@@ -491,6 +491,9 @@ BBR2PLUS_MUTATIONS = {
         ("bbr2_main.h", "if (startup) {\n\t\tb->filled_pipe = 0;", "if (0) {\n\t\tb->filled_pipe = 0;"),
     "bbr2plus: return to BBRv2+ after 2 clear CRUISEs instead of 4":
         ("bbr2_main.h", "bbr2p_to_plus_cruises = 4;", "bbr2p_to_plus_cruises = 2;"),
+    "bbr2plus: back in BBRv2+ with the per-round RTTs from before the switch":
+        ("bbr2_main.h", "\t\t\t\tp->min_cur = BBR2_INF;\n\t\t\t\tfor (i = 0; i < BBR2P_RTT_WIN; i++)\n\t\t\t\t\tp->round_min[i] = BBR2_INF;",
+         "\t\t\t\t(void)i;"),
     "bbr2plus: return threshold 10 % instead of 5 %":
         ("bbr2_main.h", "bbr2p_to_plus_pct = 5,", "bbr2p_to_plus_pct = 10,"),
 }
