@@ -97,10 +97,11 @@ done < "$fragment"
 # bytes in any directory, at any time, by any user on any host. Kbuild otherwise writes the
 # time, user, host and build count into the kernel's version string (init_utsname(), which
 # the guest's random_init_early() mixes into its entropy pool: two builds of one source gave
-# other trajectories for the same seed), and debug information names the build directory.
+# other trajectories for the same seed). Debug information, which names the build directory,
+# is off (uml.config); the prefix map keeps the directory out of anything else that names a file.
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970" KBUILD_BUILD_USER=bbrlab \
        KBUILD_BUILD_HOST=testbed KBUILD_BUILD_VERSION=1
-export KCFLAGS="-ffile-prefix-map=$out/src/=" KAFLAGS="-ffile-prefix-map=$out/src/="
+export KCFLAGS="-ffile-prefix-map=$out/src=." KAFLAGS="-ffile-prefix-map=$out/src=."
 echo "build-uml: compiling with $jobs jobs (about 8 minutes on 2 cores)"
 make -s ARCH=um -j"$jobs" linux modules
 make -s ARCH=um modules_prepare

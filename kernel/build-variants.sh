@@ -157,7 +157,7 @@ for name in "${names[@]}"; do
   echo "obj-m := $name.o" > "$work/Kbuild"
   # The build directory stays out of the module (its file names, debug information): the same
   # sources give the same .ko in any checkout.
-  echo "ccflags-y := -ffile-prefix-map=$work/=" >> "$work/Kbuild"
+  echo "ccflags-y := -ffile-prefix-map=$work=." >> "$work/Kbuild"
   [ ${#arch[@]} -eq 0 ] || echo "ccflags-y += -Werror" >> "$work/Kbuild"
   echo "build-variants: building $name.ko against $kdir${arch:+ (${arch[*]})}"
   rm -f "$out/$name.ko" "$out/$name.inputs"
