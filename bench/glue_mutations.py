@@ -4,13 +4,14 @@ Usage: .venv/bin/python bench/glue_mutations.py [--out FILE] [--only TEXT ...]
 
 For each mutation of tests/kernel/variant_glue.py's MUTATIONS (a re-audit's list: one added line of a
 variant's patch changed), then of its EXTRA_MUTATIONS (wrong glues for the further tests), then of its
-BBR2_MUTATIONS (one place of bbr2_main.h, the glue of bbr2 and bbr3, changed), copies kernel/variants to a
-temporary directory with that change and runs the glue tests (TESTS: tests/kernel/test_variant_glue.py
-and tests/kernel/test_bbr2_glue.py) against it (GLUE_VARIANTS_DIR), then records which tests failed;
+BBR2_MUTATIONS (one place of bbr2_main.h, the glue of bbr2 and bbr3, changed), then of its
+BBR2PLUS_MUTATIONS (one place of bbr2_main.h's or bbr2_math.h's BBRv2+ parts), copies kernel/variants to a
+temporary directory with that change and runs the glue tests (TESTS: tests/kernel/test_variant_glue.py,
+tests/kernel/test_bbr2_glue.py and tests/kernel/test_bbr2plus_glue.py) against it (GLUE_VARIANTS_DIR), then records which tests failed;
 first the same run on the unchanged patches, which must pass. Writes a Markdown table to FILE (default
 bench/results/glue-mutations-<today>.md). --only runs the baseline and just the mutations whose label
 contains one of the TEXTs (the record then says so). Host only (gcc, patch, the kernel source as the tests
-find it); about 10 s per run, 61 runs. Exit status 1 if the baseline fails, a run is skipped, or a mutation
+find it); about 15 s per run, 87 runs. Exit status 1 if the baseline fails, a run is skipped, or a mutation
 passes every test.
 """
 import argparse
@@ -27,7 +28,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import variant_glue as vg  # noqa: E402
 from bench_io import pytest_outcomes, write_text_atomic  # noqa: E402
 
-TESTS = ["tests/kernel/test_variant_glue.py", "tests/kernel/test_bbr2_glue.py"]
+TESTS = ["tests/kernel/test_variant_glue.py", "tests/kernel/test_bbr2_glue.py",
+         "tests/kernel/test_bbr2plus_glue.py"]
 
 
 def run_tests(variants: pathlib.Path, junit: pathlib.Path) -> dict:
@@ -49,18 +51,22 @@ def report(results: dict, only=None) -> str:
     lines = [f"# Glue mutations ({datetime.date.today().isoformat()})", "",
              "`bench/glue_mutations.py`: each mutation changes one added line of a variant's patch "
              "(tests/kernel/variant_glue.py MUTATIONS), or one place of bbr2_main.h, the glue bbr2.patch and "
-             "bbr3.patch include (BBR2_MUTATIONS); `tests/kernel/test_variant_glue.py` and "
-             "`tests/kernel/test_bbr2_glue.py` then run against the mutated patches (the patched tcp_bbr.c "
+             "bbr3.patch include (BBR2_MUTATIONS), or one place of the BBRv2+ parts of bbr2_main.h/bbr2_math.h "
+             "(BBR2PLUS_MUTATIONS); `tests/kernel/test_variant_glue.py`, `tests/kernel/test_bbr2_glue.py` and "
+             "`tests/kernel/test_bbr2plus_glue.py` then run against the mutated patches (the patched tcp_bbr.c "
              "compiled on the host against kernel/tests/glue/kapi.h). "
              "A mutation is caught when at least one test fails.", "",
              *([f"Only the mutations whose label contains {' or '.join(repr(o) for o in only)} were run "
                 f"(--only), {len(results) - 1} of {len(vg.ALL_MUTATIONS)}.", ""] if only else []),
              "| run | changed line (patch: old -> new) | tests passed | tests failed | caught |", "|---|---|---|---|---|"]
-    firsts = [next((m for m in group if m in results), None) for group in (vg.EXTRA_MUTATIONS, vg.BBR2_MUTATIONS)]
+    titles = {"Further wrong glues, for the tests beyond the re-audit's seven:": vg.EXTRA_MUTATIONS,
+              "Wrong glues of bbr2/bbr3 (bbr2_main.h; tests/kernel/test_bbr2_glue.py):": vg.BBR2_MUTATIONS,
+              "Wrong implementations of bbr2plus (BBRv2+; tests/kernel/test_bbr2plus_glue.py):":
+                  vg.BBR2PLUS_MUTATIONS}
+    firsts = {next((m for m in group if m in results), None): t for t, group in titles.items()}
     for label, res in results.items():
         if label in firsts:
-            title = ("Further wrong glues, for the tests beyond the re-audit's seven:" if label in vg.EXTRA_MUTATIONS
-                     else "Wrong glues of bbr2/bbr3 (bbr2_main.h; tests/kernel/test_bbr2_glue.py):")
+            title = firsts[label]
             lines += ["", title, "",
                       "| run | changed line (patch: old -> new) | tests passed | tests failed | caught |",
                       "|---|---|---|---|---|"]

@@ -171,3 +171,21 @@ u32 h_bbr2_cwnd_cap(int state, u32 inflight_hi, u32 inflight_lo, u32 headroom_pc
 	return bbr2_cwnd_cap(state, inflight_hi, inflight_lo, headroom_pct);
 }
 int h_bbr2_is_probing_bw(int state) { return bbr2_is_probing_bw(state); }
+/* bbr2plus (bbr2_math.h's bbr2p_*) */
+int h_bbr2p_rtt_within(u32 rtt, u32 ref, u32 pct, u32 cap) { return bbr2p_rtt_within(rtt, ref, pct, cap); }
+int h_bbr2p_advance_bw_filter(u32 round_min, u32 recent_min, u32 rise_pct, u32 rounds, u32 max_rounds)
+{
+	return bbr2p_advance_bw_filter(round_min, recent_min, rise_pct, rounds, max_rounds);
+}
+u32 h_bbr2p_rtt_allowance(u32 max_bw, u32 rttvar, u32 min_rtt, u32 var_pct, u32 gain)
+{
+	return bbr2p_rtt_allowance(max_bw, rttvar, min_rtt, var_pct, gain);
+}
+int h_bbr2p_cruise_queued(u32 cruise_min, u32 prev, u32 min_rtt, u32 ref, u32 pct)
+{
+	return bbr2p_cruise_queued(cruise_min, prev, min_rtt, ref, pct);
+}
+int h_bbr2p_cruise_clear(u32 cruise_min, u32 min_rtt, u32 ref, u32 pct)
+{
+	return bbr2p_cruise_clear(cruise_min, min_rtt, ref, pct);
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Write kernel/variants/bbr2.patch and bbr3.patch: each replaces Linux 6.1's
+# Write kernel/variants/bbr2.patch, bbr3.patch and bbr2plus.patch: each replaces Linux 6.1's
 # tcp_bbr.c by the algorithm comment below and the shared implementation
 # (bbr2_main.h, bbr2_math.h), registered under its own name with its own
 # parameter defaults (<name>_params.h from mininet/bbrlab/variants.yaml).
@@ -12,19 +12,35 @@ if [ -z "$orig" ]; then
   tar -xf /usr/src/linux-source-6.1.tar.xz -C "$tmp" linux-source-6.1/net/ipv4/tcp_bbr.c
   orig=$tmp/linux-source-6.1/net/ipv4/tcp_bbr.c
 fi
-for v in 2 3; do
-  name=bbr$v
+for name in bbr2 bbr3 bbr2plus; do
   {
+    if [ "$name" = bbr2plus ]; then
+      sed -n '/^@@COMMENT_PLUS@@$/,/^@@END@@$/p' "$0" | sed '1d;$d'
+    fi
     sed -n '/^@@COMMENT@@$/,/^@@END@@$/p' "$0" | sed '1d;$d'
-    printf '#include <linux/module.h>\n#include <linux/random.h>\n#include <linux/inet_diag.h>\n#include <net/tcp.h>\n\n'
-    printf '#define BBR2_NAME "%s"\n\n#include "variant_param.h"\n#include "%s_params.h"\n#include "bbr2_main.h"\n\n' "$name" "$name"
-    printf 'MODULE_DESCRIPTION("TCP BBR version %s, from the IETF drafts (testbed module %s)");\n' "$v" "$name"
+    printf '#include <linux/module.h>\n#include <linux/random.h>\n#include <linux/inet_diag.h>\n#include <net/tcp.h>\n'
+    if [ "$name" = bbr2plus ]; then
+      printf '#include <linux/xarray.h>\n\n#define BBR2_PLUS 1\n'
+    fi
+    printf '\n#define BBR2_NAME "%s"\n\n#include "variant_param.h"\n#include "%s_params.h"\n#include "bbr2_main.h"\n\n' "$name" "$name"
+    case $name in
+      bbr2plus) desc='TCP BBRv2+ (delay-guided probing on BBR version 2), from its authors'"'"' description (testbed module bbr2plus)' ;;
+      *) desc="TCP BBR version ${name#bbr}, from the IETF drafts (testbed module $name)" ;;
+    esac
+    printf 'MODULE_DESCRIPTION("%s");\n' "$desc"
   } > "$tmp/new.c"
   {
-    echo "bbr$v: BBR version $v, written from the IETF drafts; replaces tcp_bbr.c."
-    echo "The algorithm comment is the file's first hunk; the code is in bbr2_main.h"
-    echo "and bbr2_math.h (shared by bbr2 and bbr3, which differ by the parameter"
-    echo "defaults in mininet/bbrlab/variants.yaml). Written by kernel/variants/bbr2-mkpatch.sh."
+    if [ "$name" = bbr2plus ]; then
+      echo "bbr2plus: BBRv2+ (Yang et al.) on the bbr2 machinery; replaces tcp_bbr.c."
+      echo "The algorithm comment is the file's first hunk; the code is in bbr2_main.h"
+      echo "(its BBR2_PLUS parts) and bbr2_math.h, shared with bbr2 and bbr3; parameter"
+      echo "defaults in mininet/bbrlab/variants.yaml. Written by kernel/variants/bbr2-mkpatch.sh."
+    else
+      echo "$name: BBR version ${name#bbr}, written from the IETF drafts; replaces tcp_bbr.c."
+      echo "The algorithm comment is the file's first hunk; the code is in bbr2_main.h"
+      echo "and bbr2_math.h (shared by bbr2 and bbr3, which differ by the parameter"
+      echo "defaults in mininet/bbrlab/variants.yaml). Written by kernel/variants/bbr2-mkpatch.sh."
+    fi
     echo
     diff -up --label a/net/ipv4/tcp_bbr.c --label b/net/ipv4/tcp_bbr.c "$orig" "$tmp/new.c" || true
   } > "$here/$name.patch.tmp"
@@ -123,5 +139,51 @@ exit 0
  * Google's code corrects to the earliest departure time); the max-bw filter
  * advances at the end of each probe's feedback round (the drafts), not at
  * Google's points.
+ */
+@@END@@
+
+@@COMMENT_PLUS@@
+/* BBRv2+ (module bbr2plus) for the testbed: BBR version 2 with the
+ * delay-aware changes of Yang et al. ("BBRv2+: Towards balancing
+ * throughput and latency", and their Linux module tcp_bbr2plus.c, github
+ * yangfurong/BBRv2plus, on Google's v2alpha code; read to learn, not
+ * copied). Written here on the bbr2 module below (bbr2_main.h's BBR2_PLUS
+ * parts) with Google's v2alpha constants as defaults (mininet/bbrlab/
+ * experiment/variants.yaml); kernel/variants/README.md lists every
+ * reconstruction choice and the quirks of the authors' code not copied.
+ *
+ * What BBRv2+ changes, in "delay mode":
+ *   - Probing guided by delay. REFILL (one round at 1.0) is followed by
+ *     PRE_UP, one round at pacing gain 1.10, and GUARD, one round at 1.0
+ *     for PRE_UP's feedback. UP (1.25) follows only if GUARD's smoothed RTT
+ *     (an EWMA, weight 1/8, of the round's RTT samples) is at most the
+ *     round before's + min(2 %, 2 ms); else DOWN_SLIGHTLY, a DOWN at 0.90.
+ *     UP ends as in BBRv2 (a min_rtt above 1.25 BDP) in POST_UP, one round
+ *     at 1.0: if the min RTT of the probe's round rose at most min(2 %,
+ *     2 ms) above the min RTT before the probe, UP again, else DOWN. Loss
+ *     above 2 % ends UP in DOWN as in BBRv2.
+ *   - Probing every 8 + U{0..3} CRUISE rounds (not every 2-3 s; the Reno
+ *     coexistence bound of min(BDP, 63) rounds stays).
+ *   - The max-bw filter advances in CRUISE and DOWN at a round's end when
+ *     the round's min RTT is above 1.10 x the smallest min RTT of the last
+ *     4 rounds (competing traffic took bandwidth), or 25 rounds after a
+ *     sample last reached max_bw (or the filter last advanced), not at the
+ *     end of each probe.
+ * In both modes: a cwnd allowance for variable RTTs, max_bw x 2 (2.89
+ * until Startup's Drain ended) x the max of the stack's RTT variation
+ * (mdev / 4) over 4 rounds, when that exceeds 40 % of min_rtt.
+ * The switch: at each CRUISE's end, a CRUISE whose min RTT exceeded min(the
+ * last CRUISE's, min_rtt) + 10 % of the reference RTT (the min RTT over
+ * 1500 rounds) counts; after 2 in a row BBRv2+ runs as plain BBRv2 from a
+ * new Startup (delay is then no guide: a queue it cannot drain). In plain
+ * BBRv2, a CRUISE with min RTT <= min_rtt + 5 % of the reference counts;
+ * after 4 in a row delay mode returns.
+ *
+ * Samplers see PRE_UP and GUARD as REFILL (4), POST_UP as UP (5) and
+ * DOWN_SLIGHTLY as DOWN (2) in bbr_bw_lo's low 3 bits; the pacing gain
+ * tells PRE_UP (1.10) and DOWN_SLIGHTLY (0.90) apart.
+ *
+ * The shared comment of bbr2 and bbr3 follows; what it says of version 2
+ * holds for bbr2plus outside the above.
  */
 @@END@@

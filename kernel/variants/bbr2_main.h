@@ -67,6 +67,9 @@ struct bbr2 {
 	u8 drain_rounds:3,		/* round trips ended in Drain (v3: at most 3) */
 	   prev_probe_too_high:1,	/* BBR.prev_probe_too_high (v3 draft -06) */
 	   prev_probe_precautionary:1;	/* BBR.prev_probe_precautionary (v3 draft -06) */
+#ifdef BBR2_PLUS
+	u16 plus_id;			/* bbr2plus: id of its struct bbr2p, 0: none */
+#endif
 };
 
 /* Constants the drafts fix (both versions). */
@@ -86,6 +89,126 @@ static const u32 bbr2_min_tso_rate = 1200000;
 
 #define P(name) READ_ONCE(name.val)
 static u32 pct_gain(u32 pct) { return pct * BBR_UNIT / 100; }
+
+#ifdef BBR2_PLUS
+/* BBRv2+ (module bbr2plus): BBRv2 with delay-guided bandwidth probing, a
+ * max-bw filter advanced on RTT rises, a cwnd allowance for variable RTTs,
+ * and a switch back to plain BBRv2 where delay is no guide (the algorithm
+ * comment of bbr2plus.patch and kernel/variants/README.md). Its state does
+ * not fit in the congestion control's private area (ICSK_CA_PRIV_SIZE), so
+ * it is allocated per connection and found by the u16 id in struct bbr2; a
+ * connection whose state cannot be allocated runs as plain BBRv2 and is
+ * counted in the read-only parameter alloc_failures.
+ *
+ * ProbeBW's extra phases are sub-phases of the drafts' states, so samplers
+ * (bbr_bw_lo's low 3 bits) see PRE_UP and GUARD as REFILL, POST_UP as UP and
+ * DOWN_SLIGHTLY as DOWN; the pacing gain tells PRE_UP (1.10) and
+ * DOWN_SLIGHTLY (0.90) apart.
+ */
+enum bbr2p_phase {
+	BBR2P_NONE,		/* the drafts' phase */
+	BBR2P_PRE_UP,		/* (REFILL) one round at 1.10 x bw */
+	BBR2P_GUARD,		/* (REFILL) one round at 1.0: PRE_UP's RTT feedback */
+	BBR2P_POST_UP,		/* (UP) one round at 1.0: UP's RTT feedback */
+	BBR2P_DOWN_SLIGHTLY,	/* (DOWN) at 0.90: GUARD saw the RTT rise */
+};
+
+#define BBR2P_RTT_WIN 4		/* rounds of the recent min RTT and max rttvar */
+
+struct bbr2p {
+	struct rcu_head rcu;
+	struct minmax jitter;		/* max rttvar (us) over BBR2P_RTT_WIN rounds */
+	u32 round_min[BBR2P_RTT_WIN];	/* min RTT of the last rounds (ring) */
+	u32 srtt_cur, srtt_last;	/* smoothed RTT of this / the last round */
+	u32 min_cur, min_last;		/* min RTT of this / the last round */
+	u32 min_before_probe;		/* min_cur when UP started */
+	u32 cruise_min, prev_cruise_min;	/* min RTT in this / the last CRUISE */
+	u32 ref_rtt;			/* reference RTT: min over 1500 rounds */
+	u32 rtt_cnt;			/* round trips */
+	u8 phase;			/* enum bbr2p_phase */
+	u8 round_idx;			/* next slot of round_min */
+	u8 probe_wait_rounds;		/* CRUISE rounds until the next probe */
+	u8 rounds_since_advance;	/* rounds since max_bw was sampled or advanced */
+	u8 cruise_count;		/* CRUISE phases counted towards a switch */
+	u8 delay_mode:1,		/* 1: BBRv2+, 0: plain BBRv2 */
+	   drained:1;			/* Startup's Drain ended: allowance gain 2 */
+};
+
+/* The authors' constants (their module's defaults; percentages as their
+ * description gives them, where the code has the nearest 1/256).
+ */
+static const u32 bbr2p_pre_up_gain_pct = 110;
+static const u32 bbr2p_down_slightly_gain_pct = 90;
+static const u32 bbr2p_probe_rounds_base = 8;		/* CRUISE rounds ... */
+static const u32 bbr2p_probe_rounds_rand = 4;		/* ... + U{0..3} */
+static const u32 bbr2p_go_up_pct = 2;			/* GUARD: srtt rise allowed */
+static const u32 bbr2p_go_up_cap_us = 2000;
+static const u32 bbr2p_probe_again_pct = 2;		/* POST_UP: min RTT rise allowed */
+static const u32 bbr2p_probe_again_cap_us = 2000;
+static const u32 bbr2p_advance_rise_pct = 110;		/* max-bw filter: RTT rise */
+static const u32 bbr2p_advance_max_rounds = 25;	/* ... or rounds */
+static const u32 bbr2p_rttvar_pct = 40;		/* allowance above this rttvar */
+static const u32 bbr2p_allowance_gain_startup = BBR_UNIT * 2885 / 1000 + 1;
+static const u32 bbr2p_allowance_gain = BBR_UNIT * 2;
+static const u32 bbr2p_to_v2_pct = 10, bbr2p_to_v2_cruises = 2;
+static const u32 bbr2p_to_plus_pct = 5, bbr2p_to_plus_cruises = 4;
+static const u32 bbr2p_ref_rtt_rounds = 1500;
+
+static DEFINE_XARRAY_FLAGS(bbr2p_states, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+static atomic_t bbr2p_alloc_failures = ATOMIC_INIT(0);
+
+static int bbr2p_alloc_failures_set(const char *s, const struct kernel_param *kp)
+{
+	pr_err("%s: alloc_failures is a read-only counter\n", KBUILD_MODNAME);
+	return -EPERM;
+}
+
+static int bbr2p_alloc_failures_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&bbr2p_alloc_failures));
+}
+
+static const struct kernel_param_ops bbr2p_alloc_failures_ops = {
+	.set = bbr2p_alloc_failures_set,
+	.get = bbr2p_alloc_failures_get,
+};
+module_param_cb(alloc_failures, &bbr2p_alloc_failures_ops, NULL, 0444);
+
+static struct bbr2p *bbr2p_of(const struct sock *sk)
+{
+	const struct bbr2 *b = inet_csk_ca(sk);
+
+	return b->plus_id ? xa_load(&bbr2p_states, b->plus_id) : NULL;
+}
+
+/* The state of BBRv2+ in delay mode, or NULL (plain BBRv2). */
+static struct bbr2p *bbr2p_delay(const struct sock *sk)
+{
+	struct bbr2p *p = bbr2p_of(sk);
+
+	return p && p->delay_mode ? p : NULL;
+}
+
+static u32 bbr2p_phase(const struct sock *sk)
+{
+	struct bbr2p *p = bbr2p_of(sk);
+
+	return p ? p->phase : BBR2P_NONE;
+}
+
+static void bbr2p_set_phase(struct sock *sk, u32 phase)
+{
+	struct bbr2p *p = bbr2p_of(sk);
+
+	if (p)
+		p->phase = phase;
+}
+#else
+#define bbr2p_phase(sk) BBR2P_NONE
+#define bbr2p_set_phase(sk, phase) do { } while (0)
+#define BBR2P_NONE 0
+#define BBR2P_POST_UP 3
+#endif
 
 /* C.is_cwnd_limited of the v3 draft ("the connection has fully utilized
  * C.cwnd"): the stack's flag, as Google's code reads it. Not Linux's
@@ -166,7 +289,7 @@ static u32 bbr2_quantization_budget(struct sock *sk, u32 inflight)
 
 	inflight = max(inflight, 3 * bbr2_tso_segs(sk));
 	inflight = max_t(u32, inflight, BBR2_MIN_PIPE_CWND);
-	if (b->state == BBR2_PROBE_BW_UP)
+	if (b->state == BBR2_PROBE_BW_UP && bbr2p_phase(sk) != BBR2P_POST_UP)
 		inflight += 2;
 	return inflight;
 }
@@ -238,8 +361,16 @@ static void bbr2_raise_inflight_hi_slope(struct sock *sk)
 }
 
 /* BBRPickProbeWait(): 0 or 1 extra rounds; 2 to 3 s of wall clock. */
-static void bbr2_pick_probe_wait(struct bbr2 *b)
+static void bbr2_pick_probe_wait(struct sock *sk)
 {
+	struct bbr2 *b = inet_csk_ca(sk);
+#ifdef BBR2_PLUS
+	struct bbr2p *p = bbr2p_of(sk);
+
+	if (p)		/* BBRv2+: 8 + U{0..3} CRUISE rounds */
+		p->probe_wait_rounds = bbr2p_probe_rounds_base +
+				       get_random_u32_below(bbr2p_probe_rounds_rand);
+#endif
 	b->rounds_since_probe = get_random_u32_below(2);
 	b->probe_wait_us = bbr2_probe_wait_base_us + get_random_u32_below(bbr2_probe_wait_rand_us);
 }
@@ -258,19 +389,26 @@ static void bbr2_start_probe_bw_down(struct sock *sk)
 
 	bbr2_reset_congestion_signals(b);
 	b->probe_up_cnt = BBR2_INF;
-	bbr2_pick_probe_wait(b);
+	bbr2_pick_probe_wait(sk);
 	b->cycle_stamp = (u32)tcp_sk(sk)->tcp_mstamp;
 	b->ack_phase = BBR2_ACKS_PROBE_STOPPING;
 	bbr2_start_round(sk);
 	b->state = BBR2_PROBE_BW_DOWN;
+	bbr2p_set_phase(sk, BBR2P_NONE);
 	bbr2_set_gains(b, pct_gain(P(down_gain_pct)), bbr2_default_cwnd_gain);
 }
+
+static void bbr2_enter_startup(struct sock *sk);
+static bool bbr2p_switch_at_cruise(struct sock *sk);
 
 static void bbr2_start_probe_bw_cruise(struct sock *sk)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
 
+	if (bbr2p_switch_at_cruise(sk))
+		return;
 	b->state = BBR2_PROBE_BW_CRUISE;
+	bbr2p_set_phase(sk, BBR2P_NONE);
 	bbr2_set_gains(b, BBR_UNIT, bbr2_default_cwnd_gain);
 }
 
@@ -285,6 +423,7 @@ static void bbr2_start_probe_bw_refill(struct sock *sk)
 	b->ack_phase = BBR2_ACKS_REFILLING;
 	bbr2_start_round(sk);
 	b->state = BBR2_PROBE_BW_REFILL;
+	bbr2p_set_phase(sk, BBR2P_NONE);
 	bbr2_set_gains(b, BBR_UNIT, bbr2_default_cwnd_gain);
 }
 
@@ -300,13 +439,76 @@ static void bbr2_start_probe_bw_up(struct sock *sk, u32 sample_bw)
 	}
 	b->cycle_stamp = (u32)tcp_sk(sk)->tcp_mstamp;
 	b->state = BBR2_PROBE_BW_UP;
+	bbr2p_set_phase(sk, BBR2P_NONE);
 	bbr2_set_gains(b, bbr2_up_pacing_gain, pct_gain(P(up_cwnd_gain_pct)));
 	bbr2_raise_inflight_hi_slope(sk);
+#ifdef BBR2_PLUS
+	if (bbr2p_of(sk))	/* POST_UP compares the probe's RTT with this */
+		bbr2p_of(sk)->min_before_probe = bbr2p_of(sk)->min_cur;
+#endif
 }
+
+#ifdef BBR2_PLUS
+/* BBRv2+'s phases. PRE_UP: a round at 1.10 x bw after REFILL, to see
+ * whether a little more data raises the RTT; GUARD: a round at 1.0 for its
+ * feedback.
+ */
+static void bbr2p_start_pre_up(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	bbr2p_set_phase(sk, BBR2P_PRE_UP);
+	bbr2_set_gains(b, pct_gain(bbr2p_pre_up_gain_pct), bbr2_default_cwnd_gain);
+}
+
+static void bbr2p_start_guard(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	bbr2p_set_phase(sk, BBR2P_GUARD);
+	bbr2_set_gains(b, BBR_UNIT, bbr2_default_cwnd_gain);
+}
+
+/* POST_UP: UP has run a min_rtt above 1.25 BDP; one more round at 1.0 (a new
+ * round starts now) for the RTT feedback of the probe.
+ */
+static void bbr2p_start_post_up(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	bbr2_start_round(sk);
+	bbr2p_set_phase(sk, BBR2P_POST_UP);
+	bbr2_set_gains(b, BBR_UNIT, bbr2_default_cwnd_gain);
+}
+
+/* DOWN_SLIGHTLY: GUARD saw the RTT rise, so no UP; a DOWN at 0.90. */
+static void bbr2p_start_down_slightly(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+
+	bbr2_start_probe_bw_down(sk);
+	bbr2p_set_phase(sk, BBR2P_DOWN_SLIGHTLY);
+	bbr2_set_gains(b, pct_gain(bbr2p_down_slightly_gain_pct), bbr2_default_cwnd_gain);
+}
+
+/* The min RTT of the last BBR2P_RTT_WIN rounds. */
+static u32 bbr2p_recent_min_rtt(const struct bbr2p *p)
+{
+	u32 m = BBR2_INF, i;
+
+	for (i = 0; i < BBR2P_RTT_WIN; i++)
+		m = min(m, p->round_min[i]);
+	return m;
+}
+#endif
 
 /* BBREnterProbeBW(). */
 static void bbr2_enter_probe_bw(struct sock *sk)
 {
+#ifdef BBR2_PLUS
+	if (bbr2p_of(sk))	/* Startup's Drain is over: allowance gain 2 */
+		bbr2p_of(sk)->drained = 1;
+#endif
 	bbr2_start_probe_bw_down(sk);
 }
 
@@ -315,9 +517,71 @@ static void bbr2_enter_startup(struct sock *sk)
 	struct bbr2 *b = inet_csk_ca(sk);
 
 	b->state = BBR2_STARTUP;
+	bbr2p_set_phase(sk, BBR2P_NONE);
 	bbr2_set_gains(b, pct_gain(P(startup_pacing_gain_pct)),
 		       pct_gain(P(startup_cwnd_gain_pct)));
 }
+
+#ifdef BBR2_PLUS
+/* The switch between BBRv2+ and plain BBRv2, at each entry to CRUISE (the
+ * end of the last CRUISE): BBRv2+ whose last two CRUISE phases each had a
+ * min RTT above min(the CRUISE before's, min_rtt) + 10 % of the reference
+ * RTT runs as plain BBRv2 from a new Startup (to regain the bandwidth it
+ * yielded); plain BBRv2 whose last four CRUISE phases each had a min RTT at
+ * most min_rtt + 5 % of the reference returns to BBRv2+. Returns true if it
+ * entered Startup.
+ */
+static bool bbr2p_switch_at_cruise(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct bbr2p *p = bbr2p_of(sk);
+	bool startup = false;
+
+	if (!p)
+		return false;
+	if (p->cruise_min != BBR2_INF && p->prev_cruise_min != BBR2_INF) {
+		if (p->delay_mode) {
+			if (bbr2p_cruise_queued(p->cruise_min, p->prev_cruise_min, b->min_rtt_us,
+						p->ref_rtt, bbr2p_to_v2_pct))
+				p->cruise_count++;
+			else
+				p->cruise_count = 0;
+			if (p->cruise_count >= bbr2p_to_v2_cruises) {
+				p->delay_mode = 0;
+				p->cruise_count = 0;
+				p->cruise_min = BBR2_INF;
+				startup = true;
+			}
+		} else {
+			if (bbr2p_cruise_clear(p->cruise_min, b->min_rtt_us, p->ref_rtt,
+					       bbr2p_to_plus_pct))
+				p->cruise_count++;
+			else
+				p->cruise_count = 0;
+			if (p->cruise_count >= bbr2p_to_plus_cruises) {
+				u32 i;
+
+				p->delay_mode = 1;
+				p->cruise_count = 0;
+				/* per-round RTTs from before the switch are stale */
+				p->min_cur = BBR2_INF;
+				for (i = 0; i < BBR2P_RTT_WIN; i++)
+					p->round_min[i] = BBR2_INF;
+			}
+		}
+	}
+	p->prev_cruise_min = p->cruise_min;
+	p->cruise_min = BBR2_INF;
+	if (startup) {
+		b->filled_pipe = 0;
+		bbr2_reset_full_bw(b);
+		bbr2_enter_startup(sk);
+	}
+	return startup;
+}
+#else
+static bool bbr2p_switch_at_cruise(struct sock *sk) { return false; }
+#endif
 
 /* BBRSaveCwnd() / BBRRestoreCwnd(). */
 static void bbr2_save_cwnd(struct sock *sk)
@@ -369,6 +633,114 @@ static void bbr2_advance_max_bw_filter(struct bbr2 *b)
 	b->bw_hi[0] = b->bw_hi[1];
 	b->bw_hi[1] = 0;
 }
+
+#ifdef BBR2_PLUS
+/* BBRv2+, per ACK before the model update: round trips counted (CRUISE
+ * rounds until the next probe; rounds since max_bw was last sampled or
+ * advanced), the min RTT of the current CRUISE, the reference RTT (the min
+ * RTT over 1500 rounds).
+ */
+static void bbr2p_on_ack(struct sock *sk, const struct rate_sample *rs, u32 sample_bw)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct bbr2p *p = bbr2p_of(sk);
+
+	if (!p)
+		return;
+	if (b->round_start) {
+		p->rtt_cnt++;
+		if (b->state == BBR2_PROBE_BW_CRUISE && p->probe_wait_rounds)
+			p->probe_wait_rounds--;
+		if (p->rounds_since_advance < 0xFF)
+			p->rounds_since_advance++;
+	}
+	if (rs->interval_us > 0 && rs->acked_sacked > 0 && sample_bw >= bbr2_max_bw(b))
+		p->rounds_since_advance = 0;
+	if (rs->rtt_us <= 0)
+		return;
+	if (b->state == BBR2_PROBE_BW_CRUISE)
+		p->cruise_min = min_t(u32, p->cruise_min, rs->rtt_us);
+	if (p->ref_rtt == BBR2_INF || (b->round_start && !(p->rtt_cnt % bbr2p_ref_rtt_rounds)))
+		p->ref_rtt = rs->rtt_us;
+	else
+		p->ref_rtt = min_t(u32, p->ref_rtt, rs->rtt_us);
+}
+
+/* BBRv2+, per ACK after the model update (delay mode only): this and the
+ * last round's smoothed RTT (an EWMA of the round's RTT samples, weight 1/8,
+ * from its first sample) and min RTT; the min RTTs of recent rounds.
+ */
+static void bbr2p_update_rtt(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct bbr2p *p = bbr2p_delay(sk);
+	u32 rtt = rs->rtt_us;
+
+	if (!p || rs->rtt_us <= 0)
+		return;
+	if (p->min_cur == BBR2_INF) {
+		p->srtt_cur = p->srtt_last = rtt;
+		p->min_cur = p->min_last = rtt;
+		p->round_min[p->round_idx] = rtt;
+		p->round_idx = (p->round_idx + 1) % BBR2P_RTT_WIN;
+	} else if (b->round_start) {
+		p->round_min[p->round_idx] = p->min_cur;
+		p->round_idx = (p->round_idx + 1) % BBR2P_RTT_WIN;
+		p->srtt_last = p->srtt_cur;
+		p->min_last = p->min_cur;
+		p->srtt_cur = rtt;
+		p->min_cur = rtt;
+	} else {
+		p->srtt_cur = (u32)(((u64)p->srtt_cur * 7 + rtt) >> 3);
+		p->min_cur = min(p->min_cur, rtt);
+	}
+}
+
+/* At each round start in CRUISE, DOWN and DOWN_SLIGHTLY (delay mode):
+ * advance the max-bw filter when the round's min RTT rose 10 % above the
+ * recent rounds', or 25 rounds after max_bw was last sampled or advanced.
+ */
+static void bbr2p_try_advance_bw_filter(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct bbr2p *p = bbr2p_delay(sk);
+
+	if (!p || !b->round_start)
+		return;
+	if (bbr2p_advance_bw_filter(p->min_cur, bbr2p_recent_min_rtt(p), bbr2p_advance_rise_pct,
+				    p->rounds_since_advance, bbr2p_advance_max_rounds)) {
+		bbr2_advance_max_bw_filter(b);
+		p->rounds_since_advance = 0;
+	}
+}
+
+/* The cwnd allowance for variable RTTs (packets): the max over 4 rounds of
+ * the stack's RTT variation (mdev_us / 4), if above 40 % of min_rtt, times
+ * max_bw and 2.89 (until Startup's Drain ended) or 2.
+ */
+static u32 bbr2p_rtt_allowance_cwnd(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct bbr2p *p = bbr2p_of(sk);
+	u32 rttvar = tcp_sk(sk)->mdev_us >> 2;
+
+	if (!p || b->min_rtt_us == ~0U)
+		return 0;
+	if (p->rtt_cnt > 0)
+		minmax_running_max(&p->jitter, BBR2P_RTT_WIN, p->rtt_cnt, rttvar);
+	return bbr2p_rtt_allowance(bbr2_max_bw(b), minmax_get(&p->jitter), b->min_rtt_us,
+				   bbr2p_rttvar_pct, p->drained ? bbr2p_allowance_gain :
+				   bbr2p_allowance_gain_startup);
+}
+#else
+#define bbr2p_on_ack(sk, rs, sample_bw) do { } while (0)
+#define bbr2p_update_rtt(sk, rs) do { } while (0)
+#define bbr2p_try_advance_bw_filter(sk) do { } while (0)
+#define bbr2p_rtt_allowance_cwnd(sk) 0
+#define bbr2p_delay(sk) NULL
+#define bbr2p_start_pre_up(sk) do { } while (0)
+#define bbr2p_start_post_up(sk) do { } while (0)
+#endif
 
 /* BBRUpdateLatestDeliverySignals(). */
 static void bbr2_update_latest_delivery_signals(struct sock *sk, const struct rate_sample *rs,
@@ -557,7 +929,7 @@ static void bbr2_handle_inflight_too_high(struct sock *sk, const struct rate_sam
 	if (!rs->is_app_limited)
 		b->inflight_hi = bbr2_inflight_hi_on_loss(rs->tx_in_flight,
 							  bbr2_target_inflight(sk), P(beta_pct));
-	if (b->state == BBR2_PROBE_BW_UP)
+	if (b->state == BBR2_PROBE_BW_UP && bbr2p_phase(sk) != BBR2P_POST_UP)
 		bbr2_start_probe_bw_down(sk);
 }
 
@@ -599,8 +971,8 @@ static bool bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *r
 	if (b->ack_phase == BBR2_ACKS_PROBE_STOPPING && b->round_start) {
 		b->bw_probe_samples = 0;
 		b->ack_phase = BBR2_ACKS_INIT;
-		if (bbr2_in_probe_bw(b) && !rs->is_app_limited)
-			bbr2_advance_max_bw_filter(b);
+		if (bbr2_in_probe_bw(b) && !rs->is_app_limited && !bbr2p_delay(sk))
+			bbr2_advance_max_bw_filter(b);	/* BBRv2+: on RTT rises instead */
 		if (P(version) >= 3 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&
 		    !b->prev_probe_too_high) {
 			bbr2_start_probe_bw_refill(sk);
@@ -616,7 +988,7 @@ static bool bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *r
 		return false;
 	if (rs->tx_in_flight > b->inflight_hi)
 		b->inflight_hi = rs->tx_in_flight;
-	if (b->state == BBR2_PROBE_BW_UP)
+	if (b->state == BBR2_PROBE_BW_UP && bbr2p_phase(sk) != BBR2P_POST_UP)
 		bbr2_probe_inflight_hi_upward(sk, rs);
 	return false;
 }
@@ -625,15 +997,72 @@ static bool bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *r
 static bool bbr2_check_time_to_probe_bw(struct sock *sk)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
+	bool due;
 
-	if (bbr2_time_to_probe_bw(bbr2_elapsed_in_phase(sk), b->probe_wait_us,
-				  b->rounds_since_probe, bbr2_target_inflight(sk),
-				  bbr2_max_probe_rounds)) {
+#ifdef BBR2_PLUS
+	if (bbr2p_delay(sk))	/* BBRv2+: CRUISE rounds, not wall clock */
+		due = !bbr2p_delay(sk)->probe_wait_rounds ||
+		      bbr2_reno_probe_time(b->rounds_since_probe, bbr2_target_inflight(sk),
+					   bbr2_max_probe_rounds);
+	else
+#endif
+		due = bbr2_time_to_probe_bw(bbr2_elapsed_in_phase(sk), b->probe_wait_us,
+					    b->rounds_since_probe, bbr2_target_inflight(sk),
+					    bbr2_max_probe_rounds);
+	if (due) {
 		bbr2_start_probe_bw_refill(sk);
 		return true;
 	}
 	return false;
 }
+
+#ifdef BBR2_PLUS
+/* BBRv2+'s sub-phases (delay mode; a switch to plain BBRv2 finishes the
+ * current one). PRE_UP -> GUARD after a round; GUARD -> UP if this round's
+ * smoothed RTT is at most the last round's + min(2 %, 2 ms), else
+ * DOWN_SLIGHTLY; POST_UP -> UP again if the min RTT of the round before
+ * POST_UP's (the probe's) is at most the min RTT before the probe +
+ * min(2 %, 2 ms), else DOWN. Returns true if a sub-phase was handled.
+ */
+static bool bbr2p_update_plus_phase(struct sock *sk, u32 inflight)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct bbr2p *p = bbr2p_of(sk);
+
+	if (!p)
+		return false;
+	switch (p->phase) {
+	case BBR2P_PRE_UP:
+		if (b->round_start)
+			bbr2p_start_guard(sk);
+		return true;
+	case BBR2P_GUARD:
+		if (!b->round_start)
+			return true;
+		if (bbr2p_rtt_within(p->srtt_cur, p->srtt_last, bbr2p_go_up_pct,
+				     bbr2p_go_up_cap_us)) {
+			b->bw_probe_samples = 1;
+			bbr2_start_probe_bw_up(sk, 0);
+		} else {
+			bbr2p_start_down_slightly(sk);
+		}
+		return true;
+	case BBR2P_POST_UP:
+		if (!b->round_start)
+			return true;
+		if (bbr2p_rtt_within(p->min_last, p->min_before_probe, bbr2p_probe_again_pct,
+				     bbr2p_probe_again_cap_us)) {
+			b->bw_probe_samples = 1;
+			bbr2_start_probe_bw_up(sk, 0);
+		} else {
+			bbr2_start_probe_bw_down(sk);
+		}
+		return true;
+	default:	/* DOWN_SLIGHTLY is handled as DOWN */
+		return false;
+	}
+}
+#endif
 
 /* BBRUpdateProbeBWCyclePhase(). */
 static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_sample *rs,
@@ -650,8 +1079,13 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 		return;
 	if (!bbr2_in_probe_bw(b))
 		return;
+#ifdef BBR2_PLUS
+	if (bbr2p_update_plus_phase(sk, inflight))
+		return;
+#endif
 	switch (b->state) {
 	case BBR2_PROBE_BW_DOWN:
+		bbr2p_try_advance_bw_filter(sk);
 		if (bbr2_check_time_to_probe_bw(sk))
 			return;
 		if (bbr2_time_to_cruise(inflight, b->inflight_hi, P(headroom_pct),
@@ -659,10 +1093,15 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 			bbr2_start_probe_bw_cruise(sk);
 		break;
 	case BBR2_PROBE_BW_CRUISE:
+		bbr2p_try_advance_bw_filter(sk);
 		bbr2_check_time_to_probe_bw(sk);
 		break;
 	case BBR2_PROBE_BW_REFILL:
 		if (b->round_start) {
+			if (bbr2p_delay(sk)) {
+				bbr2p_start_pre_up(sk);		/* BBRv2+ */
+				break;
+			}
 			b->bw_probe_samples = 1;
 			bbr2_start_probe_bw_up(sk, sample_bw);
 		}
@@ -685,7 +1124,9 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 			go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), b->min_rtt_us, inflight,
 					     bbr2_inflight(sk, bbr2_max_bw(b), bbr2_up_pacing_gain));
 		}
-		if (go > 0) {
+		if (go > 0 && P(version) < 3 && bbr2p_delay(sk)) {
+			bbr2p_start_post_up(sk);	/* BBRv2+: the probe's RTT feedback */
+		} else if (go > 0) {
 			b->prev_probe_too_high = 0;	/* v3 draft -06: no high loss (yet) */
 			bbr2_start_probe_bw_down(sk);
 		}
@@ -830,6 +1271,7 @@ static void bbr2_set_cwnd(struct sock *sk, const struct rate_sample *rs)
 	max_inflight = bbr2_quantization_budget(sk, (b->min_rtt_us == ~0U ? TCP_INIT_CWND :
 				bbr2_bdp(bbr2_bw(b), b->min_rtt_us, b->cwnd_gain)) +
 				bbr2_extra_acked(sk));
+	max_inflight += bbr2p_rtt_allowance_cwnd(sk);	/* BBRv2+ only */
 	if (bbr2_cwnd_for_recovery(sk, rs, acked, &cwnd))
 		goto set;
 	if (b->filled_pipe)
@@ -862,6 +1304,7 @@ static void bbr2_main(struct sock *sk, const struct rate_sample *rs)
 
 	bbr2_update_latest_delivery_signals(sk, rs, sample_bw);
 	bbr2_update_round_and_max_bw(sk, rs, sample_bw);
+	bbr2p_on_ack(sk, rs, sample_bw);
 	bbr2_update_congestion_signals(sk, rs);
 	bbr2_update_ack_aggregation(sk, rs);
 	bbr2_check_full_bw(sk, rs, sample_bw);
@@ -870,6 +1313,7 @@ static void bbr2_main(struct sock *sk, const struct rate_sample *rs)
 	bbr2_update_probe_bw_cycle_phase(sk, rs, sample_bw);
 	probe_rtt_expired = bbr2_update_min_rtt(sk, rs);
 	bbr2_check_probe_rtt(sk, rs, probe_rtt_expired);
+	bbr2p_update_rtt(sk, rs);
 	bbr2_advance_latest_delivery_signals(sk, rs, sample_bw);
 	if (b->loss_round_start) {
 		b->loss_in_round = 0;
@@ -879,6 +1323,47 @@ static void bbr2_main(struct sock *sk, const struct rate_sample *rs)
 	bbr2_set_pacing_rate(sk, bbr2_bw(b), b->pacing_gain);
 	bbr2_set_cwnd(sk, rs);
 }
+
+#ifdef BBR2_PLUS
+/* BBRv2+'s state: allocated per connection, in delay mode, no RTT yet. */
+static void bbr2p_init(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct bbr2p *p = kzalloc(sizeof(*p), GFP_NOWAIT | __GFP_NOWARN);
+	u32 id, i;
+
+	b->plus_id = 0;
+	if (!p)
+		goto failed;	/* no memory: run as plain BBRv2 */
+	p->delay_mode = 1;
+	p->srtt_cur = p->srtt_last = p->min_cur = p->min_last = BBR2_INF;
+	p->min_before_probe = p->cruise_min = p->prev_cruise_min = p->ref_rtt = BBR2_INF;
+	for (i = 0; i < BBR2P_RTT_WIN; i++)
+		p->round_min[i] = BBR2_INF;
+	minmax_reset(&p->jitter, 0, 0);
+	if (!xa_alloc_bh(&bbr2p_states, &id, p, XA_LIMIT(1, 0xFFFF),
+			 GFP_NOWAIT | __GFP_NOWARN)) {
+		b->plus_id = id;
+		return;
+	}
+	kfree(p);
+failed:
+	atomic_inc(&bbr2p_alloc_failures);
+}
+
+static void bbr2_release(struct sock *sk)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct bbr2p *p;
+
+	if (!b->plus_id)
+		return;
+	p = xa_erase_bh(&bbr2p_states, b->plus_id);
+	b->plus_id = 0;
+	if (p)
+		kfree_rcu(p, rcu);
+}
+#endif
 
 /* BBROnInit(). */
 static void bbr2_init(struct sock *sk)
@@ -904,6 +1389,9 @@ static void bbr2_init(struct sock *sk)
 	bbr2_enter_startup(sk);
 	bbr2_init_pacing_rate(sk);
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+#ifdef BBR2_PLUS
+	bbr2p_init(sk);
+#endif
 }
 
 /* BBRHandleRestartFromIdle(). */
@@ -999,6 +1487,9 @@ static struct tcp_congestion_ops bbr2_cong_ops __read_mostly = {
 	.min_tso_segs	= bbr2_min_tso_segs,
 	.get_info	= bbr2_get_info,
 	.set_state	= bbr2_set_state,
+#ifdef BBR2_PLUS
+	.release	= bbr2_release,
+#endif
 };
 
 static int __init bbr2_register(void)

@@ -213,4 +213,70 @@ static inline int bbr2_is_probing_bw(enum bbr2_state state)
 	       state == BBR2_PROBE_BW_UP;
 }
 
+/* BBRv2+ (bbr2plus; Yang et al., the authors' tcp_bbr2plus.c described in
+ * kernel/variants/README.md): its delay-guided decisions.
+ *
+ * An RTT "did not rise": rtt <= ref + min(ref * pct / 100, cap_us). GUARD's
+ * test (this round's smoothed RTT against the last round's: 2 %, 2 ms) and
+ * POST_UP's (the min RTT of the probe's round against the min RTT before
+ * it: 2 %, 2 ms).
+ */
+static inline int bbr2p_rtt_within(u32 rtt_us, u32 ref_us, u32 pct, u32 cap_us)
+{
+	u64 slack = div_u64((u64)ref_us * pct, 100);
+
+	return (u64)rtt_us <= (u64)ref_us + min_t(u64, slack, cap_us);
+}
+
+/* The max-bw filter is advanced when a round's min RTT rose above
+ * rise_pct % of the smallest per-round min RTT of the recent rounds (110 %),
+ * or when no bandwidth sample reached max_bw for max_rounds rounds (25).
+ */
+static inline int bbr2p_advance_bw_filter(u32 round_min_rtt_us, u32 recent_min_rtt_us,
+					  u32 rise_pct, u32 rounds_since_advance,
+					  u32 max_rounds)
+{
+	int rose = round_min_rtt_us != BBR2_INF && recent_min_rtt_us != BBR2_INF &&
+		   (u64)round_min_rtt_us * 100 > (u64)recent_min_rtt_us * rise_pct;
+
+	return rose || rounds_since_advance >= max_rounds;
+}
+
+/* The cwnd allowance for variable RTTs, packets: when the recent maximum
+ * RTT variation (rttvar, us) exceeds var_pct % of min_rtt (40 %),
+ * max_bw * gain * rttvar (gain 2.89 until Startup's Drain ended, then 2);
+ * else 0.
+ */
+static inline u32 bbr2p_rtt_allowance(u32 max_bw, u32 rttvar_us, u32 min_rtt_us,
+				      u32 var_pct, u32 gain)
+{
+	u64 w;
+
+	if ((u64)rttvar_us * 100 <= (u64)min_rtt_us * var_pct)
+		return 0;
+	w = ((u64)rttvar_us * gain) >> BBR_SCALE;
+	return (u32)min_t(u64, (w * max_bw) >> BW_SCALE, BBR2_INF - 1);
+}
+
+/* The switch between BBRv2+ and plain BBRv2, judged at the end of each
+ * CRUISE phase from the min RTT measured in it (cruise_min_us) and in the
+ * CRUISE before (prev_cruise_min_us): in BBRv2+ a CRUISE "queued" when its
+ * min RTT exceeded min(prev CRUISE's min RTT, min_rtt) + high_pct % of the
+ * reference RTT (10 %); in BBRv2 a CRUISE was "clear" when its min RTT was
+ * at most min_rtt + low_pct % of the reference (5 %).
+ */
+static inline int bbr2p_cruise_queued(u32 cruise_min_us, u32 prev_cruise_min_us,
+				      u32 min_rtt_us, u32 ref_rtt_us, u32 high_pct)
+{
+	u64 slack = div_u64((u64)ref_rtt_us * high_pct, 100);
+
+	return (u64)cruise_min_us > min_t(u64, prev_cruise_min_us, min_rtt_us) + slack;
+}
+
+static inline int bbr2p_cruise_clear(u32 cruise_min_us, u32 min_rtt_us, u32 ref_rtt_us,
+				     u32 low_pct)
+{
+	return (u64)cruise_min_us <= (u64)min_rtt_us + div_u64((u64)ref_rtt_us * low_pct, 100);
+}
+
 #endif /* BBR2_MATH_H */

@@ -37,7 +37,7 @@ INF = 0xFFFFFFFF                   # "no bound" (the drafts' Infinity; bbr_bw_hi
 STARTUP, DRAIN, DOWN, CRUISE, REFILL, UP, PROBE_RTT = range(7)   # README: bbr_bw_lo's low 3 bits
 
 # The drafts' gains per state (pacing, cwnd); the fixture seeds them as the module would have on entry.
-UP_CWND_GAIN = {"bbr2": 2.0, "bbr3": 2.25}
+UP_CWND_GAIN = {"bbr2": 2.0, "bbr3": 2.25, "bbr2plus": 2.0}
 GAINS = {STARTUP: (2.77, 2.0), DRAIN: (0.5, 2.0), DOWN: (0.9, 2.0), CRUISE: (1.0, 2.0),
          REFILL: (1.0, 2.0), UP: (1.25, 2.0), PROBE_RTT: (1.0, 0.5)}
 BOTH = pytest.mark.parametrize("variant", ["bbr2", "bbr3"])

@@ -31,6 +31,11 @@ SIGNATURES = {
     "h_bbr2_startup_high_loss": (c_int, [u32, u32, u32, u32, u32]),
     "h_bbr2_cwnd_cap": (u32, [c_int, u32, u32, u32]),
     "h_bbr2_is_probing_bw": (c_int, [c_int]),
+    "h_bbr2p_rtt_within": (c_int, [u32, u32, u32, u32]),
+    "h_bbr2p_advance_bw_filter": (c_int, [u32, u32, u32, u32, u32]),
+    "h_bbr2p_rtt_allowance": (u32, [u32, u32, u32, u32, u32]),
+    "h_bbr2p_cruise_queued": (c_int, [u32, u32, u32, u32, u32]),
+    "h_bbr2p_cruise_clear": (c_int, [u32, u32, u32, u32]),
 }
 INF = 0xFFFFFFFF
 STARTUP, DRAIN, DOWN, CRUISE, REFILL, UP, PROBE_RTT = range(7)
@@ -227,3 +232,50 @@ def test_phase_transition_mutations_fail(tmp_path, old, new):
     bad = load(tmp_path, ("bbr2_math.h", old, new))
     with pytest.raises(AssertionError):
         check_phase_transitions(bad)
+
+
+# --- bbr2plus (BBRv2+): its decisions against the authors' description (kernel/variants/README.md) ---
+
+RTTS = (1, 100, 999, 10_000, 20_000, 99_999, 100_000, 100_001, 250_000, 1_000_000, 4_000_000)
+
+
+def test_bbr2p_rtt_within_min_2pct_2ms(lib):
+    """GUARD's and POST_UP's test: rtt <= ref + min(2 % of ref, 2 ms), over a grid and at the bound."""
+    for ref in RTTS:
+        bound = ref + min(ref * 0.02, 2000)
+        for rtt in sorted({0, ref, int(bound), int(bound) + 1, ref * 2, ref + 2000}):
+            assert lib.h_bbr2p_rtt_within(rtt, ref, 2, 2000) == (rtt <= bound), (rtt, ref)
+
+
+def test_bbr2p_filter_advances_on_a_10pct_rise_or_after_25_rounds(lib):
+    for recent in RTTS:
+        for cur in sorted({recent, int(recent * 1.1), int(recent * 1.1) + 1, recent * 2}):
+            for rounds in (0, 24, 25, 26):
+                want = cur > 1.1 * recent or rounds >= 25
+                assert lib.h_bbr2p_advance_bw_filter(cur, recent, 110, rounds, 25) == want, (cur, recent, rounds)
+    assert not lib.h_bbr2p_advance_bw_filter(INF, 10_000, 110, 0, 25)     # no RTT in the round yet
+    assert not lib.h_bbr2p_advance_bw_filter(20_000, INF, 110, 0, 25)     # no recent rounds yet
+
+
+def test_bbr2p_rtt_allowance(lib):
+    """max_bw x gain x rttvar (packets, floored) when rttvar > 40 % of min_rtt, else 0."""
+    for pps in (1_000, 10_000, 83_333, 1_000_000):
+        for min_rtt in (1_000, 10_000, 200_000):
+            for rttvar in sorted({0, int(min_rtt * 0.4), int(min_rtt * 0.4) + 1, min_rtt, 3 * min_rtt}):
+                for gain in (2 * BBR_UNIT, 740):
+                    got = lib.h_bbr2p_rtt_allowance(bw_of(pps), rttvar, min_rtt, 40, gain)
+                    want = 0 if rttvar <= 0.4 * min_rtt else pps / 1e6 * rttvar * gain / BBR_UNIT
+                    assert want - 1.01 <= got <= want, (pps, min_rtt, rttvar, gain, got, want)
+
+
+def test_bbr2p_cruise_queued_and_clear(lib):
+    """To BBRv2: CRUISE min RTT > min(last CRUISE's, min_rtt) + 10 % of the reference; back: <= min_rtt +
+    5 % of the reference."""
+    for ref in (10_000, 40_000, 200_000):
+        for prev in (ref, ref * 3 // 2):
+            for min_rtt in (ref, ref * 5 // 4):
+                bound = min(prev, min_rtt) + ref * 0.10
+                for cur in (int(bound), int(bound) + 1, ref):
+                    assert lib.h_bbr2p_cruise_queued(cur, prev, min_rtt, ref, 10) == (cur > bound)
+            for cur in (ref, int(ref * 1.05), int(ref * 1.05) + 1):
+                assert lib.h_bbr2p_cruise_clear(cur, ref, ref, 5) == (cur <= ref * 1.05)

@@ -425,7 +425,80 @@ BBR2_MUTATIONS = {
          "bbr2_set_gains(b, BBR_UNIT * 1000 / 2885, cwnd_gain);"),
 }
 
-ALL_MUTATIONS = {**MUTATIONS, **EXTRA_MUTATIONS, **BBR2_MUTATIONS}
+# Wrong implementations of bbr2plus (BBRv2+: bbr2_main.h's BBR2_PLUS parts and bbr2_math.h's bbr2p_*;
+# tests/kernel/test_bbr2plus_glue.py), same form as BBR2_MUTATIONS.
+BBR2PLUS_MUTATIONS = {
+    "bbr2plus: PRE_UP paced at UP's 1.25 instead of 1.10":
+        ("bbr2_main.h", "bbr2p_pre_up_gain_pct = 110;", "bbr2p_pre_up_gain_pct = 125;"),
+    "bbr2plus: REFILL goes straight to UP (no PRE_UP, no GUARD)":
+        ("bbr2_main.h", "if (bbr2p_delay(sk)) {\n\t\t\t\tbbr2p_start_pre_up(sk);",
+         "if (0) {\n\t\t\t\tbbr2p_start_pre_up(sk);"),
+    "bbr2plus: GUARD's RTT test without the 2 ms cap":
+        ("bbr2_main.h", "bbr2p_go_up_cap_us = 2000;", "bbr2p_go_up_cap_us = 1000000;"),
+    "bbr2plus: GUARD compares min RTTs instead of smoothed RTTs":
+        ("bbr2_main.h", "if (bbr2p_rtt_within(p->srtt_cur, p->srtt_last, bbr2p_go_up_pct,",
+         "if (bbr2p_rtt_within(p->min_cur, p->min_last, bbr2p_go_up_pct,"),
+    "bbr2plus: DOWN_SLIGHTLY paced at DOWN's gain instead of 0.90":
+        ("bbr2_main.h", "bbr2_set_gains(b, pct_gain(bbr2p_down_slightly_gain_pct),",
+         "bbr2_set_gains(b, pct_gain(P(down_gain_pct)),"),
+    "bbr2plus: UP ends in DOWN (no POST_UP)":
+        ("bbr2_main.h", "if (go > 0 && P(version) < 3 && bbr2p_delay(sk)) {", "if (0) {"),
+    "bbr2plus: POST_UP judges its own round's min RTT instead of the probe's":
+        ("bbr2_main.h", "if (bbr2p_rtt_within(p->min_last, p->min_before_probe,",
+         "if (bbr2p_rtt_within(p->min_cur, p->min_before_probe,"),
+    "bbr2plus: probe every 8 CRUISE rounds without the random 0-3":
+        ("bbr2_main.h", "bbr2p_probe_rounds_base +\n\t\t\t\t       get_random_u32_below",
+         "bbr2p_probe_rounds_base +\n\t\t\t\t       0 * get_random_u32_below"),
+    "bbr2plus: probe wait counted in every round, not CRUISE rounds":
+        ("bbr2_main.h", "if (b->state == BBR2_PROBE_BW_CRUISE && p->probe_wait_rounds)",
+         "if (p->probe_wait_rounds)"),
+    "bbr2plus: probes timed by BBRv2's wall clock":
+        ("bbr2_main.h", "if (bbr2p_delay(sk))\t/* BBRv2+: CRUISE rounds, not wall clock */",
+         "if (0)\t/* BBRv2+: CRUISE rounds, not wall clock */"),
+    "bbr2plus: max-bw filter advanced on an RTT rise of 25 % instead of 10 %":
+        ("bbr2_main.h", "bbr2p_advance_rise_pct = 110;", "bbr2p_advance_rise_pct = 125;"),
+    "bbr2plus: RTT rise measured against min_rtt instead of the recent rounds":
+        ("bbr2_main.h", "bbr2p_advance_bw_filter(p->min_cur, bbr2p_recent_min_rtt(p),",
+         "bbr2p_advance_bw_filter(p->min_cur, b->min_rtt_us,"),
+    "bbr2plus: max-bw filter forced after 50 rounds instead of 25":
+        ("bbr2_main.h", "bbr2p_advance_max_rounds = 25;", "bbr2p_advance_max_rounds = 50;"),
+    "bbr2plus: max-bw filter still advanced at the probe's end (BBRv2's point)":
+        ("bbr2_main.h", "!rs->is_app_limited && !bbr2p_delay(sk))", "!rs->is_app_limited)"),
+    "bbr2plus: a sample at max_bw does not restart the 25 rounds":
+        ("bbr2_main.h", "\t\tp->rounds_since_advance = 0;\n\tif (rs->rtt_us <= 0)",
+         "\t\t(void)0;\n\tif (rs->rtt_us <= 0)"),
+    "bbr2plus: allowance from the current rttvar, not the max of recent rounds":
+        ("bbr2_main.h", "return bbr2p_rtt_allowance(bbr2_max_bw(b), minmax_get(&p->jitter),",
+         "return bbr2p_rtt_allowance(bbr2_max_bw(b), rttvar,"),
+    "bbr2plus: allowance gain 2 before Drain ended too":
+        ("bbr2_main.h", "p->drained ? bbr2p_allowance_gain :", "1 ? bbr2p_allowance_gain :"),
+    "bbr2plus: allowance without the 40 % rttvar threshold":
+        ("bbr2_main.h", "bbr2p_rttvar_pct = 40;", "bbr2p_rttvar_pct = 0;"),
+    "bbr2plus: no rttvar allowance":
+        ("bbr2_main.h", "max_inflight += bbr2p_rtt_allowance_cwnd(sk);",
+         "max_inflight += 0 * bbr2p_rtt_allowance_cwnd(sk);"),
+    "bbr2plus: round srtt not shifted at a round's start (the authors' short-circuit)":
+        ("bbr2_main.h", "p->srtt_last = p->srtt_cur;\n\t\tp->min_last = p->min_cur;\n\t\tp->srtt_cur = rtt;",
+         "(void)0;\n\t\tp->min_last = p->min_cur;\n\t\t(void)rtt;"),
+    "bbr2plus: reference RTT the latest sample (the authors' inverted reset)":
+        ("bbr2_main.h", "if (p->ref_rtt == BBR2_INF || (b->round_start && !(p->rtt_cnt % bbr2p_ref_rtt_rounds)))",
+         "if (1)"),
+    "bbr2plus: switch to BBRv2 after 1 queued CRUISE instead of 2":
+        ("bbr2_main.h", "bbr2p_to_v2_cruises = 2;", "bbr2p_to_v2_cruises = 1;"),
+    "bbr2plus: switch threshold from the last CRUISE's min RTT alone":
+        ("bbr2_math.h", "min_t(u64, prev_cruise_min_us, min_rtt_us) + slack;", "(u64)prev_cruise_min_us + slack;"),
+    "bbr2plus: after the switch BBRv2 goes on without a new Startup":
+        ("bbr2_main.h", "if (startup) {\n\t\tb->filled_pipe = 0;", "if (0) {\n\t\tb->filled_pipe = 0;"),
+    "bbr2plus: return to BBRv2+ after 2 clear CRUISEs instead of 4":
+        ("bbr2_main.h", "bbr2p_to_plus_cruises = 4;", "bbr2p_to_plus_cruises = 2;"),
+    "bbr2plus: back in BBRv2+ with the per-round RTTs from before the switch":
+        ("bbr2_main.h", "\t\t\t\tp->min_cur = BBR2_INF;\n\t\t\t\tfor (i = 0; i < BBR2P_RTT_WIN; i++)\n\t\t\t\t\tp->round_min[i] = BBR2_INF;",
+         "\t\t\t\t(void)i;"),
+    "bbr2plus: return threshold 10 % instead of 5 %":
+        ("bbr2_main.h", "bbr2p_to_plus_pct = 5,", "bbr2p_to_plus_pct = 10,"),
+}
+
+ALL_MUTATIONS = {**MUTATIONS, **EXTRA_MUTATIONS, **BBR2_MUTATIONS, **BBR2PLUS_MUTATIONS}
 
 
 def mutate(src_dir: pathlib.Path, dest: pathlib.Path, mutation: str) -> pathlib.Path:

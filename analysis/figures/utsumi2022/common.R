@@ -4,7 +4,7 @@
 # U22_WINDOW                  every value is over the whole transfer ("0..end"), as the
 #                             claims (claims/utsumi2022.csv) and the paper's 6000-s transfers
 # u22_window(run, warmup_s)   that window for one run
-# u22_cc(run)                 "BBR" / "BBR-FCA" / "BBRv2" (the labels of the run's non-CUBIC
+# u22_cc(run)                 "BBR" / "BBR-FCA" / "BBRv2" / "BBRv2+" (the labels of the run's non-CUBIC
 #                             flows, cc_label()), "CUBIC" if none
 # u22_cc_levels(er)           those labels over an experiment's runs, in the registry's order
 #                             (cc_labels()): the order of series and panels
@@ -19,7 +19,8 @@
 #                             +- sd (n > 1), dots: single runs
 
 U22_WINDOW <- "0..end"
-U22_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbr_fca = "#009E73", cubic = "#D55E00", bbr2 = "#AA3377")),
+U22_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbr_fca = "#009E73", cubic = "#D55E00", bbr2 = "#AA3377",
+                               bbr2plus = "#332288")),
                  "BBR-type flow" = "#0072B2", measured = "grey20",
                  "model (Eqs. 4-8)" = "#CC79A7", "bbr_fca module's estimate" = "#E69F00")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # analysis/figures/utsumi2022/utsumi2022_fig06_10.R -- Utsumi & Hasegawa, Figs. 6 and 10 (and
-# Fig. 5) reproduced from one experiment: one CUBIC flow against one BBR, BBR-FCA or BBRv2 flow
+# Fig. 5) reproduced from one experiment: one CUBIC flow against one BBR, BBR-FCA, BBRv2 or BBRv2+ flow
 # over the buffer (1-128 BDP). Top: each flow's share of the two flows' goodput, per delay (Fig. 6:
 # 20 ms one way, Fig. 10: 40 ms) and algorithm (one panel each, in the registry's order). Bottom (Fig. 5, 20 ms one way): the CUBIC
 # flow's measured sending rate, the Sec. IV model fed from the BBR-type flow's loss episodes

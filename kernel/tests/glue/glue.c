@@ -21,7 +21,7 @@
 #include "kapi.h"
 #include "glue_variant.c"
 
-#if defined(GLUE_VARIANT_bbr2) || defined(GLUE_VARIANT_bbr3)
+#if defined(GLUE_VARIANT_bbr2) || defined(GLUE_VARIANT_bbr3) || defined(GLUE_VARIANT_bbr2plus)
 #define GLUE_BBR2 1
 #define GLUE_OPS bbr2_cong_ops
 #else
@@ -177,7 +177,8 @@ enum { GLUE_SOCK, GLUE_TCP, GLUE_RS, GLUE_BBR, GLUE_FCA };
 	}
 
 /* Read (set = 0) or write (set = 1) the field `name` of the socket's struct
- * sock, struct tcp_sock, struct bbr (bbr2/bbr3: struct bbr2) or struct fca (obj: the socket), or of
+ * sock, struct tcp_sock, struct bbr (bbr2/bbr3/bbr2plus: struct bbr2) or struct fca (bbr2plus: struct
+ * bbr2p) (obj: the socket), or of
  * a struct rate_sample (obj: the sample), through *v. Returns 0, or -1 when
  * there is no such field (or no struct fca). Bit fields included. */
 int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
@@ -198,7 +199,7 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 		FIELD(inet_csk(sk), icsk_ca_state)
 		break;
 	case GLUE_TCP:
-		FIELD(tp, srtt_us) FIELD(tp, mss_cache) FIELD(tp, snd_cwnd)
+		FIELD(tp, srtt_us) FIELD(tp, mdev_us) FIELD(tp, mss_cache) FIELD(tp, snd_cwnd)
 		FIELD(tp, snd_ssthresh) FIELD(tp, packets_out) FIELD(tp, retrans_out)
 		FIELD(tp, sacked_out) FIELD(tp, lost_out) FIELD(tp, delivered)
 		FIELD(tp, lost) FIELD(tp, app_limited) FIELD(tp, tcp_mstamp)
@@ -234,6 +235,9 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 		FIELD(b2, drain_rounds) FIELD(b2, prev_probe_too_high)
 		FIELD(b2, prev_probe_precautionary) FIELD(b2, extra_acked_win_rtts)
 		FIELD(b2, extra_acked_win_idx)
+#ifdef GLUE_VARIANT_bbr2plus
+		FIELD(b2, plus_id)
+#endif
 #else
 		FIELD(bbr, min_rtt_us) FIELD(bbr, min_rtt_stamp)
 		FIELD(bbr, probe_rtt_done_stamp) FIELD(bbr, rtt_cnt)
@@ -271,6 +275,22 @@ int glue_field(void *obj, int kind, const char *name, int set, s64 *v)
 		FIELD(f, cwnd_gain) FIELD(f, prev_mode) FIELD(f, in_recovery)
 		FIELD(f, ca_started) FIELD(f, measuring_refill)
 		FIELD(f, phase.n) FIELD(f, recovery.n) FIELD(f, probe_rtt.n) FIELD(f, refill.n)
+		break;
+	}
+#endif
+#ifdef GLUE_VARIANT_bbr2plus
+	case GLUE_FCA: {	/* bbr2plus: its struct bbr2p */
+		struct bbr2p *f = bbr2p_of(sk);
+
+		if (!f)
+			return -1;
+		FIELD(f, srtt_cur) FIELD(f, srtt_last) FIELD(f, min_cur) FIELD(f, min_last)
+		FIELD(f, round_min[0]) FIELD(f, round_min[1]) FIELD(f, round_min[2])
+		FIELD(f, round_min[3]) FIELD(f, round_idx)
+		FIELD(f, min_before_probe) FIELD(f, cruise_min) FIELD(f, prev_cruise_min)
+		FIELD(f, ref_rtt) FIELD(f, rtt_cnt) FIELD(f, phase) FIELD(f, probe_wait_rounds)
+		FIELD(f, rounds_since_advance) FIELD(f, cruise_count) FIELD(f, delay_mode)
+		FIELD(f, drained)
 		break;
 	}
 #endif

@@ -174,6 +174,7 @@ struct xarray { void *slot[GLUE_XA_SIZE]; };
 #define DEFINE_XARRAY_FLAGS(name, flags)	struct xarray name
 struct xa_limit { u32 max, min; };
 #define xa_limit_32b	((struct xa_limit){ .max = U32_MAX, .min = 0 })
+#define XA_LIMIT(lo, hi)	((struct xa_limit){ .max = (hi), .min = (lo) })
 static inline int xa_alloc_bh(struct xarray *xa, u32 *id, void *entry, struct xa_limit l, int gfp)
 {
 	for (u32 i = 1; i < GLUE_XA_SIZE; i++)
@@ -227,6 +228,7 @@ struct inet_connection_sock {
 struct tcp_sock {
 	struct inet_connection_sock inet_conn;
 	u32 srtt_us;		/* smoothed RTT << 3, us */
+	u32 mdev_us;		/* RTT mean deviation << 2, us */
 	u32 mss_cache;
 	u32 snd_cwnd;
 	u32 snd_cwnd_clamp;

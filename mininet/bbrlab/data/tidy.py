@@ -74,7 +74,7 @@ def goodput_rows(flow: int, samples: list, t0: float) -> list:
     return rows
 
 
-# bbr2/bbr3 (variants.yaml phase_in_bw): state in bbr_bw_lo's low 3 bits, inflight_hi in
+# bbr2/bbr3/bbr2plus (variants.yaml phase_in_bw): state in bbr_bw_lo's low 3 bits, inflight_hi in
 # bbr_bw_hi (kernel/variants/README.md "What samplers see").
 BBR2_STATES = ("startup", "drain", "probe_bw_down", "probe_bw_cruise", "probe_bw_refill",
                "probe_bw_up", "probe_rtt")
