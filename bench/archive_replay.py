@@ -45,15 +45,30 @@ def pick(rows: dict, per_paper: int) -> list:
     return out
 
 
+_JOBS, _MODULE_KEYS = {}, {}
+
+
+def current(rows: dict, row: dict, exps: dict) -> bool:
+    """Whether the archive holds this row's run with this checkout's keys (a stale run would
+    rerun as another run: its spec or module changed since)."""
+    from bbrlab.experiment import repetitions
+    key = (row["experiment"], row["profile"])
+    if key not in _JOBS:
+        _JOBS[key] = {(j["point"], j["repetition"]): j
+                      for j in repetitions.runs(REPO / exps[row["experiment"]].spec, profile=row["profile"])}
+    job = _JOBS[key].get((row["point"], int(row["repetition"])))
+    return job is not None and archive.held_row(rows, job, _MODULE_KEYS) is row
+
+
 def replay_set(rows: dict) -> list:
     """The runs the test suite replays (tests/test_archive_replay.py): for each paper, and for each
     variant module an archived run loaded, the valid run with the fewest experiment seconds (then
-    wall seconds) among those whose kernel build the manifest records (kernel_sha256: archived
+    wall seconds) among those held with this checkout's keys whose kernel build the manifest records (kernel_sha256: archived
     since the testbed's builds are reproducible; older entries came from builds no one can
     rebuild). Each run once, in manifest order."""
     exps = experiments.load(REPO)[0]
     eligible = [r for r in rows.values()
-                if r["valid"] == "true" and r.get("kernel_sha256") and r["experiment"] in exps]
+                if r["valid"] == "true" and r.get("kernel_sha256") and r["experiment"] in exps and current(rows, r, exps)]
     cost = lambda r: (float(r["experiment_s"]), float(r["wall_s"] or 0), r["experiment"], r["point"])  # noqa: E731
     groups = {}
     for r in eligible:

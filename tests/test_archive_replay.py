@@ -38,14 +38,17 @@ def test_a_column_the_rerun_has_beyond_the_archived_ones_is_not_a_difference(tmp
 ARCHIVE = REPO / "data" / "paper"
 
 
-def test_the_replay_set_takes_the_cheapest_recorded_run_per_paper_and_per_module():
-    def row(exp, point, rep, s, kernel="k" * 64, modules=""):
-        return {"experiment": exp, "point": point, "repetition": str(rep), "valid": "true",
+def test_the_replay_set_takes_the_cheapest_recorded_run_per_paper_and_per_module(monkeypatch):
+    def row(exp, point, rep, s, kernel="k" * 64, modules="", stale=False):
+        return {"experiment": exp, "point": point, "repetition": str(rep), "valid": "true", "stale": stale,
                 "experiment_s": str(s), "wall_s": "1", "kernel_sha256": kernel, "modules_sha256": modules}
+    # whether the archive holds a row's run with this checkout's keys: here the row says
+    monkeypatch.setattr(archive_replay, "current", lambda rows, r, exps: not r["stale"])
     rows = {(r["experiment"], r["point"], int(r["repetition"])): r for r in [
         row("kim2019_fig02", "a", 1, 60),
         row("kim2019_bbre_alpha", "b", 1, 120, modules="bbr_e=" + "e" * 64),
         row("kim2019_bbre_alpha", "c", 1, 30, kernel=""),                 # no recorded build: never
+        row("kim2019_bbre_alpha", "f", 1, 20, stale=True),                # spec or module changed since: never
         row("tang_fig02", "d", 1, 100), row("tang_fig02", "d", 2, 90),
         row("yang2019_fig04b", "e", 1, 60, modules="bbq=" + "b" * 64 + ";adaptive_bbr=" + "a" * 64)]}
     chosen = sorted((r["experiment"], r["point"], r["repetition"]) for r in archive_replay.replay_set(rows))

@@ -127,7 +127,7 @@ def test_pipeline_runs_on_slurm_and_builds_the_report(slurm, pipeline):
         booted = []
         while not booted:
             assert time.time() < deadline and proc.poll() is None, "no guest came up"
-            booted = [c for c in runs_dir.glob("*/.rep1.tmp/raw/console.log")
+            booted = [c for c in runs_dir.glob("*/.rep1.tmp*/raw/console.log")
                       if "bbrlab-guest: booted" in c.read_text(errors="replace")]
             time.sleep(0.3)
         tmp = booted[0].parents[1]

@@ -211,13 +211,18 @@ def test_killing_the_runner_kills_its_testbed(tmp_path, kernel, sig):
                                     str(tmp_path / "out"), "--kernel", str(kernel)],
                                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = tmp_path / "out" / "killed" / "base"
-    tmp = base / ".rep1.tmp"
-    console = tmp / "raw" / "console.log"
+    tmp = base / ".rep1.tmp"              # the attempt's own directory is .rep1.tmp-<random>: found below
+
+    def booted():
+        return [c for c in base.glob(".rep1.tmp*/raw/console.log")
+                if "bbrlab-guest: booted" in c.read_text(errors="replace")]
     try:
         deadline = time.time() + 120
-        while not (console.exists() and "bbrlab-guest: booted" in console.read_text(errors="replace")):
+        while not booted():
             assert time.time() < deadline and runner_proc.poll() is None, "the guest never came up"
             time.sleep(0.2)
+        console = booted()[0]
+        tmp = console.parents[1]
         uml_dir = re.search(r"uml_dir=(\S+)", console.read_text()).group(1)
         assert pathlib.Path(uml_dir).is_dir()
 
