@@ -44,7 +44,7 @@ def test_defaults_and_derived_values():
 # The fields of a resolved run that a spec may leave out and the run still has (every default
 # filled once, by spec.resolve_run): the schema's properties minus what only a spec file has
 # (sweep, profiles, point_labels), its free-text metadata and the one-of buffer sizes.
-SPEC_ONLY = {"sweep", "profiles", "point_labels", "description", "paper", "figure"}
+SPEC_ONLY = {"sweep", "profiles", "point_labels", "description", "paper", "items"}
 BUFFER_SIZES = {"buffer_bytes", "buffer_pkts", "buffer_bdp"}
 MINIMAL = {"name": "m", "duration_s": 10, "bottleneck": {"rate_mbps": 10, "buffer_bytes": 100_000},
            "flows": [{"cc": "bbr", "rtt_ms": 20}]}

@@ -146,8 +146,8 @@ def test_a_spec_of_another_name_stops_the_plan(box):
 
 
 def test_every_spec_names_its_rows_paper_and_another_stops_the_plan(tmp_path):
-    """One paper key: a spec's `paper:` (its paper's seed file) agrees with its row's paper in
-    papers.csv, for every shipped spec; a spec naming another paper is refused, naming both."""
+    """One paper key: a spec's `paper:` (its paper's key) agrees with its row's paper in the
+    experiments table, for every shipped spec; a spec naming another paper is refused, naming both."""
     experiments_table, papers = experiments.load(REPO)
     assert experiments.problems(REPO, experiments_table, papers) == []
     named = [e for e in experiments_table.values() if e.paper and "paper:" in (REPO / e.spec).read_text()]
@@ -155,10 +155,10 @@ def test_every_spec_names_its_rows_paper_and_another_stops_the_plan(tmp_path):
     box = copy_pipeline(tmp_path)
     spec_file = box / "mininet" / "specs" / "ma2019" / "ma2019_fig01.yaml"
     text = spec_file.read_text()
-    assert "paper: 000_0f1b0d65e3edd258" in text
-    spec_file.write_text(text.replace("paper: 000_0f1b0d65e3edd258", "paper: 001_adb406332a360c9c"))
+    assert "paper: ma2019\n" in text
+    spec_file.write_text(text.replace("paper: ma2019\n", "paper: kim2019\n"))
     err = refused(box)
-    assert "ma2019_fig01" in err and "001_adb406332a360c9c" in err and "000_0f1b0d65e3edd258" in err
+    assert "ma2019_fig01" in err and "paper: kim2019" in err and "is ma2019" in err
 
 
 # ---- a newcomer adds a variant ---------------------------------------------------------------
@@ -241,7 +241,7 @@ def test_run_key_ignores_documentation_and_sees_everything_else():
     key = runkey.run_key(job)
     assert re.fullmatch(r"[0-9a-f]{64}", key)
     for field, value in (("description", "other words"), ("point_label", "another label"),
-                         ("figure", "Fig. 99"), ("paper", "x"), ("run_key", "0"), ("repetitions", 9)):
+                         ("items", "Fig. 99"), ("paper", "x"), ("run_key", "0"), ("repetitions", 9)):
         assert runkey.run_key(dict(job, **{field: value})) == key, field
     for field, value in (("seed", job["seed"] + 1), ("duration_s", job["duration_s"] + 1),
                          ("profile", "paper"), ("clock", "real")):

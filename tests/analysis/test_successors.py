@@ -142,7 +142,7 @@ SEEDS = {"successors_ma_fig01": "ma2019_fig01", "successors_ma_fig05": "ma2019_f
 # What a run may differ in from the seed's run of the same setup: its identity (name, paper, figure,
 # point, repetition), labels, its key,
 # and the congestion control of the BBR-type flows.
-IDENTITY = {"name", "paper", "figure", "point", "point_label", "description", "run_key", "sweep_values", "repetitions",
+IDENTITY = {"name", "paper", "items", "point", "point_label", "description", "run_key", "sweep_values", "repetitions",
             "repetition", "seed"}
 
 

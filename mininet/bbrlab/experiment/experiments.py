@@ -139,13 +139,12 @@ def problems(root, experiments: dict, papers: dict) -> list:
         if e.paper and not (root / papers[e.paper].claims).is_file():
             out.append(f"experiment {e.name}: the claims file {papers[e.paper].claims} of paper {e.paper}"
                        f" does not exist ({PAPERS})")
-        # The spec's `paper:` (its paper's seed file, for a reader of the spec) must name the row's paper.
+        # The spec's `paper:` (for a reader of the spec) must name the row's paper by its key.
         if e.paper and (root / e.spec).is_file():
             said = (yaml.safe_load((root / e.spec).read_text()) or {}).get("paper")
-            seed = pathlib.PurePath(papers[e.paper].seed).stem
-            if said is not None and str(said) != seed:
+            if said is not None and str(said) != e.paper:
                 out.append(f"experiment {e.name}: its spec {e.spec} says paper: {said}, but its row's paper"
-                           f" {e.paper} is {seed} ({PAPERS})")
+                           f" is {e.paper} ({TABLE}; the keys: {PAPERS})")
     listed_specs = {e.spec for e in experiments.values()}
     listed_figures = {e.figure for e in experiments.values() if e.figure}
     for path in sorted((root / SPECS_DIR).rglob("*.yaml")):

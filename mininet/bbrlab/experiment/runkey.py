@@ -12,8 +12,8 @@ Top-level fields left out, because they document a run and change nothing a
 flow sees or the analysis reads from the run's data:
 
     description   the spec's prose
-    figure        the paper's item the spec is for (the experiments table says it too)
-    paper         the paper's seed-file name (the experiments table names the paper)
+    items         the paper's items the spec is for (the experiments table says it too)
+    paper         the paper's key (the experiments table names the paper)
     point_label   the sweep point's human label (the report reads it from point_labels.csv;
                   relabelling a point is not a new run)
     run_key       spec.resolve_run's own digest of the whole job, which includes the above
@@ -40,7 +40,7 @@ import re
 
 from . import spec, variants
 
-EXCLUDED = frozenset({"description", "figure", "paper", "point_label", "run_key", "repetitions",
+EXCLUDED = frozenset({"description", "items", "paper", "point_label", "run_key", "repetitions",
                       "backend", "modules", "guest"})
 
 
