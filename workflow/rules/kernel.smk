@@ -1,6 +1,9 @@
 # The testbed kernel and the BBR variants' modules, each depending on its own content only
 # (KERNEL_STAMP, variant_headers, variant_params_stamp: common.smk).
 
+# Above every run's priority (a run's is its expected host CPU-seconds, runs.smk): builds go first.
+BUILD_PRIORITY = 10**9
+
 
 rule kernel:
     """User-Mode Linux testbed kernel (kernel/build-uml.sh skips an up-to-date build).
@@ -15,6 +18,10 @@ rule kernel:
     output:
         touch(KERNEL_STAMP),
     threads: workflow.cores
+    # First of all: every run waits for it, and a job that needs every core is never started while
+    # single-core jobs (the reference evaluation) keep one core busy: measured 2026-11-28, the kernel
+    # rule waited over 5 minutes with one core idle (bench/results/main-job-2026-11-28.md).
+    priority: BUILD_PRIORITY
     log:
         "build/kernel.log",
     shell:
@@ -50,6 +57,7 @@ rule variant_module:
         f"{MODULES}/{{variant}}.ko",
     wildcard_constraints:
         variant="[a-z0-9_]+",
+    priority: BUILD_PRIORITY    # the runs that load it wait for it
     log:
         f"{MODULES}/{{variant}}.log",
     shell:
