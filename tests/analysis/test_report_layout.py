@@ -108,7 +108,7 @@ def test_experiments_table_names_shipped_files():
     """Every row's spec, figure script, section and claims file exist, every spec and figure
     script in the tree is listed; each paper's seed file is named by its bare file name (the
     seed collection's NNN_<16 hex digits>.txt, no directory: where the collection lies differs
-    between machines), one paper per seed, and its claims cite that seed."""
+    between machines), one paper per seed, and its claims name the paper by its key."""
     exps, paps = bbrexperiments.load(REPO)
     assert bbrexperiments.problems(REPO, exps, paps) == []
     seeds = [paper["seed"] for paper in papers()]
@@ -118,7 +118,7 @@ def test_experiments_table_names_shipped_files():
         assert any(e.paper == paper["key"] for e in exps.values()), paper["key"]
         with (REPO / paper["claims"]).open(newline="") as fh:
             cited = {row["paper"] for row in csv.DictReader(fh)}
-        assert cited == {paper["seed"]}, (paper["claims"], cited)
+        assert cited == {paper["key"]}, (paper["claims"], cited)
     # no paper regenerates an item twice
     for key in paps:
         items = [i for e in exps.values() if e.paper == key for i in e.items]
