@@ -11,6 +11,14 @@ six minutes (Ma et al.'s and Utsumi & Hasegawa's trees are the largest).
 
     .venv/bin/python bench/claims_rule_change.py --before-rev main --after-rev HEAD \
         --claims-rev main --tag rule
+
+With --before-archive-rev REV the two sides read other runs instead: the before side the
+archive as it was at git revision REV (data/paper of that commit), the after side the archive
+of the working tree; with the same --before-rev and --after-rev this is what a rerun of the
+archive moved (e.g. the rerun on the reproducible kernel build):
+
+    .venv/bin/python bench/claims_rule_change.py --before-rev HEAD --after-rev HEAD \
+        --before-archive-rev 5f6f9cf --tag rerun
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import argparse
 import csv
 import datetime
 import pathlib
+import shutil
 import subprocess
 import sys
 import io
@@ -90,6 +99,7 @@ def main() -> None:
     ap.add_argument("--after-rev", default="HEAD")
     ap.add_argument("--claims-rev", help="claims files of this revision on both sides (default: each its own)")
     ap.add_argument("--archive", default=str(REPO / "data" / "paper"))
+    ap.add_argument("--before-archive-rev", help="the before side reads the archive as committed at this revision")
     ap.add_argument("--work", default="/tmp/claims_rule_change")
     ap.add_argument("--papers", nargs="*", default=list(PAPERS))
     ap.add_argument("--warmup-s", default="10")
@@ -102,12 +112,20 @@ def main() -> None:
         code = tree_at(rev, ["analysis"], work / key / "code")
         claims_dir = tree_at(a.claims_rev or rev, ["claims"], work / key / "claims_rev") / "claims"
         sides[side] = (code, claims_dir, work / key / "out")
-    runs = work / "runs"
     experiments = set().union(*(experiments_of(sides[s][1] / f"{p}.csv") for s in sides for p in a.papers))
-    print(f"restored {restore(pathlib.Path(a.archive), experiments, runs)} runs", file=sys.stderr)
+    archive = pathlib.Path(a.archive)
+    runs = {"before": work / "runs", "after": work / "runs"}
+    if a.before_archive_rev:
+        rel = archive.resolve().relative_to(REPO).as_posix()
+        old = tree_at(a.before_archive_rev, [rel], work / f"archive-{sha(a.before_archive_rev)}") / rel
+        runs = {"before": work / f"runs-{sha(a.before_archive_rev)}", "after": work / "runs-worktree"}
+        shutil.rmtree(runs["after"], ignore_errors=True)      # the working tree's archive may have moved
+        print(f"restored {restore(old, experiments, runs['before'])} runs of {rel} at {a.before_archive_rev}",
+              file=sys.stderr)
+    print(f"restored {restore(archive, experiments, runs['after'])} runs", file=sys.stderr)
     result = {}
     for p in a.papers:
-        result[p] = {s: evaluate(sides[s][0], sides[s][1] / f"{p}.csv", runs, sides[s][2], p, a.warmup_s)
+        result[p] = {s: evaluate(sides[s][0], sides[s][1] / f"{p}.csv", runs[s], sides[s][2] / s, p, a.warmup_s)
                      for s in sides}
         print(f"{p} evaluated", file=sys.stderr)
     date = datetime.date.today().isoformat()
@@ -130,7 +148,9 @@ def cell(r: dict | None) -> str:
 
 def write(stem: pathlib.Path, result: dict, a) -> None:
     lines = [f"# Claims verdicts before and after ({datetime.date.today().isoformat()})", "",
-             f"Paper-profile runs of {a.archive}; analysis of `{a.before_rev}` (before) and `{a.after_rev}` "
+             f"Paper-profile runs of {a.archive}"
+             + (f" as committed at `{a.before_archive_rev}` (before) and in the working tree (after)"
+                if a.before_archive_rev else "") + f"; analysis of `{a.before_rev}` (before) and `{a.after_rev}` "
              f"(after); claims files of {('`' + a.claims_rev + '`') if a.claims_rev else 'each revision'}; "
              f"warm-up {a.warmup_s} s. Counts: rows: reproduced / qualitatively / not reproduced / not run.", "",
              "| paper | before | after | verdicts moved |", "|---|---|---|---|"]
