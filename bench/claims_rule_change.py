@@ -123,9 +123,14 @@ def main() -> None:
         print(f"restored {restore(old, experiments, runs['before'])} runs of {rel} at {a.before_archive_rev}",
               file=sys.stderr)
     print(f"restored {restore(archive, experiments, runs['after'])} runs", file=sys.stderr)
+    outs = {s: sides[s][2] / s for s in sides}
+    if a.before_archive_rev:      # the evaluations are cached per output directory: name the runs they read
+        outs = {"before": sides["before"][2] / f"before-archive-{sha(a.before_archive_rev)}",
+                "after": sides["after"][2] / "after-worktree"}
+        shutil.rmtree(outs["after"], ignore_errors=True)
     result = {}
     for p in a.papers:
-        result[p] = {s: evaluate(sides[s][0], sides[s][1] / f"{p}.csv", runs[s], sides[s][2] / s, p, a.warmup_s)
+        result[p] = {s: evaluate(sides[s][0], sides[s][1] / f"{p}.csv", runs[s], outs[s], p, a.warmup_s)
                      for s in sides}
         print(f"{p} evaluated", file=sys.stderr)
     date = datetime.date.today().isoformat()
@@ -153,15 +158,22 @@ def write(stem: pathlib.Path, result: dict, a) -> None:
                 if a.before_archive_rev else "") + f"; analysis of `{a.before_rev}` (before) and `{a.after_rev}` "
              f"(after); claims files of {('`' + a.claims_rev + '`') if a.claims_rev else 'each revision'}; "
              f"warm-up {a.warmup_s} s. Counts: rows: reproduced / qualitatively / not reproduced / not run.", "",
-             "| paper | before | after | verdicts moved |", "|---|---|---|---|"]
-    moved = []
+             "| paper | before | after | verdicts moved | strength moved (same verdict) |", "|---|---|---|---|---|"]
+    moved, strength_moved = [], []
     for p, s in result.items():
         ids = list(dict.fromkeys([*s["before"], *s["after"]]))
         m = [i for i in ids if (s["before"].get(i) or {}).get("verdict") != (s["after"].get(i) or {}).get("verdict")]
         moved += [(p, i, s["before"].get(i), s["after"].get(i)) for i in m]
-        lines.append(f"| {p} | {counts(s['before'])} | {counts(s['after'])} | {len(m)} |")
+        st = [i for i in ids if i not in m and (s["before"].get(i) or {}).get("strength")
+              != (s["after"].get(i) or {}).get("strength")]
+        strength_moved += [(i, s["before"][i].get("strength"), s["after"][i].get("strength")) for i in st]
+        lines.append(f"| {p} | {counts(s['before'])} | {counts(s['after'])} | {len(m)} | {len(st)} |")
     lines += ["", "| claim | before (mean [band]) | after (mean [band]) |", "|---|---|---|"]
     lines += [f"| `{i}` | {cell(b)} | {cell(x)} |" for _p, i, b, x in moved]
+    if strength_moved:
+        lines += ["", "Same verdict, other strength (robust: the verdict holds everywhere inside the intervals):", "",
+                  "| claim | before | after |", "|---|---|---|"]
+        lines += [f"| `{i}` | {b} | {x} |" for i, b, x in strength_moved]
     stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
     with stem.with_suffix(".csv").open("w", newline="") as fh:
         w = csv.writer(fh)
