@@ -192,17 +192,25 @@ FIG06 = {("bbr", 40, 2): (18.0, 72.0), ("bbr", 40, 16): (45.0, 45.0), ("bbr", 40
          ("bbr_fca", 80, 128): (80.0, 15.0),
          # BBRv2: fair at the small buffers, not at the large ones, the same share at 40 ms
          ("bbr2", 40, 2): (46.0, 46.0), ("bbr2", 40, 16): (46.0, 46.0), ("bbr2", 40, 64): (70.0, 22.0),
-         ("bbr2", 80, 64): (70.0, 22.0), ("bbr2", 80, 128): (80.0, 15.0)}
+         ("bbr2", 80, 64): (70.0, 22.0), ("bbr2", 80, 128): (80.0, 15.0),
+         # BBRv2+: unfair at the quite small buffers at 20 ms, fair at 1 BDP at 40 ms
+         ("bbr2plus", 40, 2): (18.0, 72.0), ("bbr2plus", 40, 16): (46.0, 46.0),
+         ("bbr2plus", 40, 64): (46.0, 46.0), ("bbr2plus", 80, 1): (46.0, 46.0),
+         ("bbr2plus", 80, 64): (46.0, 46.0)}
 FIG05_RATIO = {2: 0.8, 16: 1.0, 64: 1.0}             # model / measured in the BBR runs
 # Jain's index per (cc, rtt, m)
 FIG07 = {("bbr", 40): [0.9, 0.65, 0.5], ("bbr_fca", 40): [0.9 * 1.062, 0.65 * 1.5, 0.5 * 1.954],
          ("bbr", 80): [0.6, 0.4, 0.25], ("bbr_fca", 80): [0.6 * 1.456, 0.4 * 2.0, 0.25 * 3.47],
          # BBRv2 from the paper's own "-4.6 % to 96.5 %" and "22.0 % to 281.4 %"
-         ("bbr2", 40): [0.9 * 0.954, 0.65 * 1.3, 0.5 * 1.965], ("bbr2", 80): [0.6 * 1.22, 0.4 * 2.0, 0.25 * 3.814]}
+         ("bbr2", 40): [0.9 * 0.954, 0.65 * 1.3, 0.5 * 1.965], ("bbr2", 80): [0.6 * 1.22, 0.4 * 2.0, 0.25 * 3.814],
+         # BBRv2+ from the paper's "6.1 % to 79.3 %" and "44.0 % to 232.9 %"
+         ("bbr2plus", 40): [0.9 * 1.061, 0.65 * 1.4, 0.5 * 1.793],
+         ("bbr2plus", 80): [0.6 * 1.44, 0.4 * 2.0, 0.25 * 3.329]}
 FIG08 = {("bbr_fca", 40): [0.88, 0.9, 0.92], ("bbr", 40): [0.88 / 0.978, 0.9 / 1.1, 0.92 / 1.279],
          ("bbr_fca", 80): [0.85, 0.9, 0.95], ("bbr", 80): [0.85 / 1.456, 0.9 / 1.2, 0.95 / 0.983],
-         ("bbr2", 40): [0.8, 0.85, 0.9], ("bbr2", 80): [0.8, 0.85, 0.9]}     # Fig. 12: "similar to Fig. 8"
-# Fig. 9/13: BBRv2's index over m = 1, 2, 3 (falling as m grows, the same at both delays)
+         ("bbr2", 40): [0.8, 0.85, 0.9], ("bbr2", 80): [0.8, 0.85, 0.9],     # Fig. 12: "similar to Fig. 8"
+         ("bbr2plus", 40): [0.8, 0.85, 0.9], ("bbr2plus", 80): [0.8, 0.85, 0.9]}
+# Fig. 9/13: BBRv2's and BBRv2+'s index over m = 1, 2, 3 (falling as m grows, the same at both delays)
 FIG09_BBR2 = [0.97, 0.9, 0.8]
 FIG09 = {("bbr", 40): 0.8, ("bbr", 80): 0.7, ("bbr_fca", 40): 0.98, ("bbr_fca", 80): 0.97}
 CONTRA_JAIN = 0.55
@@ -243,7 +251,8 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
     # ---- Figs. 5, 6, 10
     for (cc, rtt, bdp), (cubic, other) in FIG06.items():
         if contradict:
-            cubic, other = (46.0, 46.0) if cc in ("bbr", "bbr2") else (80.0, 12.0)
+            fair = cc in ("bbr", "bbr2") or (cc == "bbr2plus" and rtt == 40)
+            cubic, other = (46.0, 46.0) if fair else (80.0, 12.0)
         retrans = None
         if cc == "bbr" and rtt == 40:
             R = (rtt + QDELAY) / 1e3
@@ -292,17 +301,20 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
                         f"f2_cc={cc}__f2_module_params={mp(cc)}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__f1_count=2__f2_count=2", 1,
                         flows_of([("cubic", 2, "CUBIC"), (cc, 2, "BBR-type")], rtt), link_mbps=LINK,
                         rate=rate_by_cc(pc, po), qdelay=lambda t: QDELAY)
-    for rtt in (40, 80):
-        for m, jain in zip((1, 2, 3), FIG09_BBR2 if not contradict else FIG09_BBR2[::-1]):
-            pc, po = shares_for_jain(jain, m, m, cubic_wins=True)
-            synth.write_run(root, "utsumi2022_fig09_13",
-                            f"f2_cc=bbr2__f2_module_params={mp('bbr2')}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__f1_count={m}__f2_count={m}",
-                            1, flows_of([("cubic", m, "CUBIC"), ("bbr2", m, "BBR-type")], rtt), link_mbps=LINK,
-                            rate=rate_by_cc(pc, po), qdelay=lambda t: QDELAY)
-    # ---- Fig. 14: m BBR / BBR-FCA flows alone; the same RTT and total throughput
-    for cc in ("bbr", "bbr_fca", "bbr2"):
+    for cc in ("bbr2", "bbr2plus"):
+        for rtt in (40, 80):
+            for m, jain in zip((1, 2, 3), FIG09_BBR2 if not contradict else FIG09_BBR2[::-1]):
+                pc, po = shares_for_jain(jain, m, m, cubic_wins=True)
+                synth.write_run(root, "utsumi2022_fig09_13",
+                                f"f2_cc={cc}__f2_module_params={mp(cc)}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__f1_count={m}__f2_count={m}",
+                                1, flows_of([("cubic", m, "CUBIC"), (cc, m, "BBR-type")], rtt), link_mbps=LINK,
+                                rate=rate_by_cc(pc, po), qdelay=lambda t: QDELAY)
+    # ---- Fig. 14: m BBR / BBR-FCA / BBRv2 flows alone: the same RTT and total throughput; BBRv2+:
+    # a longer RTT and less throughput ("does not inherit"); the contradicting tree swaps the two
+    for cc in ("bbr", "bbr_fca", "bbr2", "bbr2plus"):
+        worse = cc != "bbr" and contradict != (cc == "bbr2plus")
         for m in (1, 3):
-            q, total = (QDELAY, 95.0) if not (contradict and cc != "bbr") else (3 * QDELAY + 60, 60.0)
+            q, total = (3 * QDELAY + 60, 60.0) if worse else (QDELAY, 95.0)
             synth.write_run(root, "utsumi2022_fig14", f"f1_cc={cc}__f1_module_params={mp(cc)}__f1_count={m}", 1,
                             flows_of([(cc, m, "BBR-type")], 40), link_mbps=LINK,
                             rate=lambda f, t, m=m, total=total: total / m, qdelay=lambda t, q=q: q)
@@ -455,7 +467,10 @@ def test_claims_file_utsumi2022(tree, tmp_path):
         # BBRv2 from the paper's "-4.6 % to 96.5 %": a change of -4.6 % is no great improvement,
         # and at 40 ms its indices are 15-19 % lower than at 20 ms, more than "a little"
         "utsumi2022-fig07-bbrv2-improved": "not reproduced",
-        "utsumi2022-fig11-bbrv2-worse": "qualitatively reproduced"})
+        "utsumi2022-fig11-bbrv2-worse": "qualitatively reproduced",
+        # BBRv2+ from "6.1 % to 79.3 %" and "44.0 % to 232.9 %": at 40 ms its indices are 7-12 %
+        # lower than at 20 ms, more than "a little"
+        "utsumi2022-fig11-bbrv2plus-worse": "qualitatively reproduced"})
     val = lambda cid: float(rows[f"utsumi2022-{cid}"]["mean"])  # noqa: E731
     assert val("fig04-small-off") == pytest.approx(100 * (1 - 0.7), rel=1e-2)
     assert val("fig05-small-under") == pytest.approx(0.8, rel=1e-2)
@@ -471,6 +486,13 @@ def test_claims_file_utsumi2022(tree, tmp_path):
     assert val("fig07-bbrv2-max") == pytest.approx(96.5, abs=0.5)
     assert val("fig11-bbrv2-max") == pytest.approx(281.4, abs=1.5)
     assert val("fig06-bbrv2-large") == pytest.approx(92 ** 2 / (2 * (70 ** 2 + 22 ** 2)), rel=1e-3)
+    assert val("fig06-bbrv2plus-small") == pytest.approx(90 ** 2 / (2 * (18 ** 2 + 72 ** 2)), rel=1e-3)
+    assert val("fig07-bbrv2plus-min") == pytest.approx(6.1, abs=0.3)
+    assert val("fig07-bbrv2plus-max") == pytest.approx(79.3, abs=0.5)
+    assert val("fig11-bbrv2plus-min") == pytest.approx(44.0, abs=0.5)
+    assert val("fig11-bbrv2plus-max") == pytest.approx(232.9, abs=1.5)
+    assert val("fig14-bbrv2plus-rtt") == pytest.approx((40 + 3 * QDELAY + 60) / (40 + QDELAY), rel=1e-2)
+    assert val("fig14-bbrv2plus-tput") == pytest.approx(60 / 95, rel=1e-2)
     # gamma: all points at least 42.45 %; the value shown is the point farthest from 50 %
     assert val("sec5-gamma-cubic") in [pytest.approx(built[("gamma", b)]) for b in FIG04]
     assert val("sec5-gamma-fca") in [pytest.approx(v) for k, v in built.items() if k[0] == "gamma-fca"]
@@ -479,7 +501,9 @@ def test_claims_file_utsumi2022(tree, tmp_path):
 def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
     """A model 50-100 % off, a fair BBR and an unfair BBR-FCA with an underused link, BBR-FCA's
     index no better than BBR's, BBR's index growing with m in Figs. 7 and 8 and falling in Fig. 12,
-    BBR-FCA with more queue and less throughput alone: those claims are not reproduced."""
+    BBR-FCA with more queue and less throughput alone, BBRv2+ fair in small buffers at 20 ms and
+    unfair at 1 BDP at 40 ms, no better than BBR in Figs. 7 and 11, and alone with BBR's RTT and
+    throughput: those claims are not reproduced."""
     root = tmp_path / "t"
     write_tree(root, contradict=True)
     rows = evaluate_claims("utsumi2022", root, tmp_path)
@@ -488,7 +512,10 @@ def test_claims_fail_when_the_runs_say_otherwise(tmp_path):
                 "fig08-bbr-decreases", "fig08-fca-max", "fig11-fca-improved", "fig12-bbr-trend",
                 "fig09-fca-close-1", "fig13-fca-close-1", "fig13-bbr-worse", "fig14-fca-rtt", "fig14-fca-tput",
                 "sec5-gamma-fca", "sec5-fc-longer", "fig06-bbrv2-large", "fig07-bbrv2-max", "fig11-bbrv2-improved",
-                "fig09-bbrv2-decreases", "fig13-bbrv2-decreases", "fig14-bbrv2-rtt", "fig14-bbrv2-tput"):
+                "fig09-bbrv2-decreases", "fig13-bbrv2-decreases", "fig14-bbrv2-rtt", "fig14-bbrv2-tput",
+                "fig06-bbrv2plus-small", "fig10-bbrv2plus-fair-1bdp", "fig07-bbrv2plus-improved",
+                "fig07-bbrv2plus-max", "fig11-bbrv2plus-improved", "fig09-bbrv2plus-decreases",
+                "fig13-bbrv2plus-decreases", "fig14-bbrv2plus-rtt", "fig14-bbrv2plus-tput"):
         assert rows[f"utsumi2022-{cid}"]["verdict"] == "not reproduced", (cid, rows[f"utsumi2022-{cid}"]["mean"])
     for cid in ("fig05-small-under", "fig10-fca-128-unfair"):
         assert rows[f"utsumi2022-{cid}"]["verdict"] == "reproduced", (cid, rows[f"utsumi2022-{cid}"]["mean"])
