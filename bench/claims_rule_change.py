@@ -115,7 +115,11 @@ def main() -> None:
     experiments = set().union(*(experiments_of(sides[s][1] / f"{p}.csv") for s in sides for p in a.papers))
     archive = pathlib.Path(a.archive)
     runs = {"before": work / "runs", "after": work / "runs"}
-    if a.before_archive_rev:
+    outs = {s: sides[s][2] / s for s in sides}
+    if a.before_archive_rev:      # other runs per side; the evaluations are cached per output directory
+        outs = {"before": sides["before"][2] / f"before-archive-{sha(a.before_archive_rev)}",
+                "after": sides["after"][2] / "after-worktree"}
+        shutil.rmtree(outs["after"], ignore_errors=True)
         rel = archive.resolve().relative_to(REPO).as_posix()
         old = tree_at(a.before_archive_rev, [rel], work / f"archive-{sha(a.before_archive_rev)}") / rel
         runs = {"before": work / f"runs-{sha(a.before_archive_rev)}", "after": work / "runs-worktree"}
@@ -123,11 +127,6 @@ def main() -> None:
         print(f"restored {restore(old, experiments, runs['before'])} runs of {rel} at {a.before_archive_rev}",
               file=sys.stderr)
     print(f"restored {restore(archive, experiments, runs['after'])} runs", file=sys.stderr)
-    outs = {s: sides[s][2] / s for s in sides}
-    if a.before_archive_rev:      # the evaluations are cached per output directory: name the runs they read
-        outs = {"before": sides["before"][2] / f"before-archive-{sha(a.before_archive_rev)}",
-                "after": sides["after"][2] / "after-worktree"}
-        shutil.rmtree(outs["after"], ignore_errors=True)
     result = {}
     for p in a.papers:
         result[p] = {s: evaluate(sides[s][0], sides[s][1] / f"{p}.csv", runs[s], outs[s], p, a.warmup_s)
