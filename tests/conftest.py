@@ -14,6 +14,14 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
 FIXTURES = REPO / "tests" / "fixtures"
+SLOWEST_SHOWN = 30
+
+
+def pytest_configure(config):
+    """Every session ends with its slowest tests listed (pytest --durations), unless the command line
+    asks otherwise: what a test costs is then in each CI log, for the suite's dated record."""
+    if config.option.durations is None:
+        config.option.durations = SLOWEST_SHOWN
 
 
 @pytest.fixture(scope="session")
