@@ -149,7 +149,8 @@ def main():
              f"had built; papers {', '.join(args.papers)} ({len(experiments)} quick experiments); "
              f"`--cores {args.cores}` on a host with {os.cpu_count()} cores. Each pipeline run from a tree "
              "without its runs (ns-3), or with all of them (the kernel's, which only builds the compare "
-             "tables and the report).", "",
+             f"tables and the report). Host load average at the end: {os.getloadavg()[0]:.1f} "
+             "(wall times compare only on a quiet host; CPU seconds are the steadier figure).", "",
              "| pipeline | runs | wall time | CPU (children) |", "|---|---|---|---|"]
     for name, t, n in cost:
         lines.append(f"| {name} | {n if n is not None else '-'} | {minutes(t['wall_s'])} | {t['cpu_s']:.0f} s |")
