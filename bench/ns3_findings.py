@@ -292,10 +292,11 @@ def ma_fig13(runs: Runs) -> list:
             ("... at about one packet in flight, its RTT the delayed-ACK timer's", "the same runs",
              f"the 10-ms flow's median packets in flight and smoothed RTT, socket samples 30-{t1:g} s "
              "(tidy/tcp.csv; path 10 ms, receiver's delayed-ACK timer 40 ms)", "; ".join(held))]
-    cells = []
-    for name, cc in (("BBQ", "bbq"), ("`TcpBbr`", "bbr")):
+    def ack_each(cc: str, name: str) -> str:
         run_dir = runs.run(inline_job(FIG13_ACK_EACH % {"cc": cc}), f"fig13-ack-each-{cc}")
-        cells.append(f"{name} {mbps_pair(goodput_by_flow(run_dir, 10, 30))}")
+        return f"{name} {mbps_pair(goodput_by_flow(run_dir, 10, 30))}"
+
+    cells = [ack_each("bbq", "BBQ"), ack_each("bbr", "`TcpBbr`")]
     rows.append(("Ma Fig. 13 with an ACK for every segment", "Fig. 13's link, 10-ms and 50-ms flows from 0 s, "
                  "`delayed_ack: false`, 30 s", "10-ms / 50-ms flow's goodput, bins ending in 10-30 s, Mbit/s",
                  "; ".join(cells)))
