@@ -1,4 +1,5 @@
 """Spec validation and expansion: every error names the field and the reason."""
+import json
 import pathlib
 
 import pytest
@@ -106,6 +107,18 @@ def test_defaults_added_later_leave_the_run_key_alone(where):
     runs = spec.expand(spec.load(REPO / "mininet" / "specs" / f"{path}.yaml", profile=profile))
     run = next(r for r in runs if r["point"] == point and r["repetition"] == 1)
     assert runkey.run_key(run) == EARLIER_RUN_KEYS[where]
+
+
+def test_a_spec_recorded_before_the_rename_to_items_keeps_its_run_key(fixtures):
+    """run.json of a run archived before `figure:` became `items:` records its spec with `figure`
+    (and `paper` as the seed file's name); the key of that recorded spec must still be the key the
+    run recorded, which `bbrlab archive verify` checks for every entry."""
+    recorded = json.loads((fixtures / "spec_recorded_before_items.json").read_text())
+    assert "figure" in recorded["spec"] and "items" not in recorded["spec"]
+    assert runkey.run_key(recorded["spec"]) == recorded["run_key"]
+    renamed = dict(recorded["spec"], items=recorded["spec"]["figure"])
+    del renamed["figure"]
+    assert runkey.run_key(renamed) == recorded["run_key"]
 
 
 def test_a_spec_that_sets_a_later_default_is_keyed_with_it():

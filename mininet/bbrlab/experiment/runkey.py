@@ -13,6 +13,8 @@ flow sees or the analysis reads from the run's data:
 
     description   the spec's prose
     items         the paper's items the spec is for (the experiments table says it too)
+    figure        the name `items` had until 2026-11-28: the specs that runs archived before
+                  then recorded in their run.json carry it, and `bbrlab archive verify` keys them
     paper         the paper's key (the experiments table names the paper)
     point_label   the sweep point's human label (the report reads it from point_labels.csv;
                   relabelling a point is not a new run)
@@ -40,7 +42,7 @@ import re
 
 from . import spec, variants
 
-EXCLUDED = frozenset({"description", "items", "paper", "point_label", "run_key", "repetitions",
+EXCLUDED = frozenset({"description", "items", "figure", "paper", "point_label", "run_key", "repetitions",
                       "backend", "modules", "guest"})
 
 
