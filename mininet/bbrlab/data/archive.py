@@ -659,8 +659,9 @@ def verify(archive, progress=None) -> dict:
         raise ArchiveError(f"{path}: no manifest (not an archive)")
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    if rows and set(MANIFEST_COLUMNS) - set(rows[0]):
-        raise ArchiveError(f"{path}: missing columns {sorted(set(MANIFEST_COLUMNS) - set(rows[0]))}")
+    missing = set(MANIFEST_COLUMNS) - set(LATER_COLUMNS) - set(rows[0]) if rows else set()
+    if missing:
+        raise ArchiveError(f"{path}: missing columns {sorted(missing)}")
     problems, seen = [], set()
     for k, row in enumerate(rows, 1):
         key = (row["experiment"], row["point"], row["repetition"])
