@@ -53,12 +53,12 @@ sys.path.insert(0, str(REPO / "mininet"))
 from bbrlab.experiment import experiments, repetitions, spec  # noqa: E402
 from bbrlab.host import runner  # noqa: E402
 from bbrlab.host.backends import ns3_backend  # noqa: E402
+from bbrlab.host.backends.ns3_trace import PROBE_BW, UNIT, probes  # noqa: E402
+from bbrlab.host.backends.ns3_trace import rows as trace  # noqa: E402
 from bench_io import write_text_atomic  # noqa: E402
 
 SPECS = REPO / "mininet" / "specs"
 WARMUP_S = 10           # config/quick.yaml's warmup_s: the steady state starts this long after the last start
-PROBE_BW = "2"          # bbr_v1.h's Mode
-UNIT = 256              # BBR_UNIT
 BBQ_ALPHA_US = 5000     # tests/test_ns3_variants.py's alpha
 NO_CAP_US = 10_000_000  # alpha above every min_rtt: BBQ is the project's BBR v1
 
@@ -180,26 +180,6 @@ def mean_qdelay(run_dir: pathlib.Path, t0: float, t1: float) -> float:
         values = [float(r["qdelay_ms"]) for r in csv.DictReader(f)
                   if t0 - 1e-6 <= float(r["t_s"]) <= t1 + 1e-6 and r["qdelay_ms"] not in ("", "NA")]
     return statistics.mean(values)
-
-
-def trace(run_dir: pathlib.Path, flow: int) -> list:
-    """A flow's per-ACK records (raw/cc_trace_<flow>.csv of a cc_trace run)."""
-    with open(run_dir / "raw" / f"cc_trace_{flow}.csv") as f:
-        return list(csv.DictReader(f))
-
-
-def probes(rows: list) -> list:
-    """Probing periods (PROBE_BW at a gain above 1) as (start_s, length_s, queue flag at their end),
-    as tests/test_ns3_variants.py's probes()."""
-    out, start = [], None
-    for r in rows:
-        probing = r["mode"] == PROBE_BW and int(r["pacing_gain"]) > UNIT
-        if probing and start is None:
-            start = r
-        elif not probing and start is not None:
-            out.append((float(start["t_s"]), float(r["t_s"]) - float(start["t_s"]), r["flag"] == "1"))
-            start = None
-    return out
 
 
 def ms_range(values: list) -> str:

@@ -21,11 +21,11 @@ import yaml
 from bbrlab.experiment import spec
 from bbrlab.host import runner
 from bbrlab.host.backends import BackendError, ns3_backend
+from bbrlab.host.backends.ns3_trace import PROBE_BW, UNIT, probes
+from bbrlab.host.backends.ns3_trace import rows as trace
 from conftest import cli, goodput_by_flow, write_spec
 from test_ns3_backend import NS3_MISSING, needs_ns3
 
-PROBE_BW = "2"          # bbr_v1.h's Mode
-UNIT = 256              # BBR_UNIT
 
 TWO_FLOWS = """
 name: ns3bbq
@@ -65,24 +65,6 @@ def run(tmp_path_factory, text, name):
     summary = runner.execute(job, dest, "ns3", progress=lambda *_: None, cc_trace=True)
     assert summary["status"] == "ok"
     return dest, job
-
-
-def trace(run_dir, flow):
-    with open(run_dir / "raw" / f"cc_trace_{flow}.csv") as f:
-        return list(csv.DictReader(f))
-
-
-def probes(rows):
-    """Probing periods (PROBE_BW at a gain above 1) as (start_s, length_s, queue flag at their end)."""
-    out, start = [], None
-    for r in rows:
-        probing = r["mode"] == PROBE_BW and int(r["pacing_gain"]) > UNIT
-        if probing and start is None:
-            start = r
-        elif not probing and start is not None:
-            out.append((float(start["t_s"]), float(r["t_s"]) - float(start["t_s"]), r["flag"] == "1"))
-            start = None
-    return out
 
 
 @pytest.fixture(scope="module")

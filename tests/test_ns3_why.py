@@ -31,7 +31,6 @@ each pinned on Tang's default setting (10 Mbit/s, 200 ms, 1.5 BDP, one flow):
   the lone flow fills the link where TcpBbr leaves it at 0.1 Mbit/s.
 Five simulations, about 8 s of host CPU together.
 """
-import csv
 import json
 import statistics
 
@@ -40,7 +39,7 @@ import yaml
 
 from bbrlab.experiment import spec
 from bbrlab.host import runner
-from bbrlab.host.backends import ns3_backend
+from bbrlab.host.backends import ns3_backend, ns3_trace
 from conftest import goodput_by_flow
 from test_ns3_backend import NS3_MISSING, needs_ns3
 
@@ -69,8 +68,7 @@ def run(tmp_path_factory, cc, duration, name, **backend_args):
 
 
 def trace(run_dir):
-    with open(run_dir / "raw" / "cc_trace_1.csv") as f:
-        return list(csv.DictReader(f))
+    return ns3_trace.rows(run_dir, 1)
 
 
 def base_rtt_s(run_dir):
