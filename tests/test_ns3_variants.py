@@ -41,10 +41,10 @@ NO_CAP_US = 10_000_000   # alpha above every min_rtt: rho = min_rtt, BBQ is BBR 
 
 # Yang et al.'s setting (20 Mbit/s, 5 ms, 1000-byte segments), one flow, ACKs for every
 # segment, alpha = 12 packets. Measured in ns-3, Q reads above the real backlog even on an
-# empty queue: about 2.4 packets with an ACK per segment, about 4 with delayed ACKs (the
-# ACK's own segments count in prior_in_flight). With the default alpha of 3 a lone flow
-# then holds no queue and 94 % of the link (ACK per segment), or, with delayed ACKs, its
-# gain stays just below 1 and its rate decays (to 0.1 Mbit/s within 8 s here). An alpha
+# empty queue: 2.22 packets with an ACK per segment, 3.65 with delayed ACKs (the ACK's own
+# segments count in prior_in_flight; bench/results/ns3-abbr-offset-2026-11-24.md). With the
+# default alpha of 3 a lone flow then holds no queue (ACK per segment), or, with delayed
+# ACKs, its rate decays (to 0.065 Mbit/s in the last of 8 s; ns3-findings-2026-11-28.md). An alpha
 # well above that offset shows what Eq. 5 does: Q is steered to alpha.
 ADAPTIVE_ALONE = """
 name: ns3abbr
