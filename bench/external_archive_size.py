@@ -61,9 +61,10 @@ def main():
     specs = args.specs or sorted(str(p) for p in (ROOT / "mininet/specs/utsumi2022").glob("*.yaml"))
     sizes, resolutions = archived_bytes(archives)
     missing = missing_runs(specs, archives)
+    missing_experiments = {e for e, _ in missing}
     by_length = collections.defaultdict(list)
     for (exp, length), values in sizes.items():
-        if exp in {e for e, _ in missing}:
+        if exp in missing_experiments:
             by_length[length] += values
     day = datetime.date.today().isoformat()
     lines = [f"# The paper-profile runs not in the shipped archive: their size once archived ({day})", "",
