@@ -14,7 +14,7 @@ Boots the testbed four times on the virtual clock (about 2-3 host CPU-minutes in
 - receivers without delayed ACKs (`delayed_ack: false`): one BBR flow, 20 Mbit/s, 20 ms,
   5 s with 1 % random loss: the receiver's segments sent against data segments received
   (the `delayed_ack` check requires at least 0.95).
-- a deep buffer (64 BDP at 100 Mbit/s and 40 ms): one CUBIC flow for 8 s: the largest
+- a deep buffer (64 BDP at 100 Mbit/s and 40 ms): one CUBIC flow for 7 s: the largest
   window its receiver advertised (the sender's `snd_wnd`), at 6 s and over the run, against
   the 8-MiB cap that Mininet's socket limits once set, and the share of the sender's busy
   time it was receive-window-limited (tcp_info's `rwnd_limited` over `busy_time`).
@@ -24,9 +24,8 @@ Boots the testbed four times on the virtual clock (about 2-3 host CPU-minutes in
   tidy/queue.csv, in packets: how many samples agree exactly, and the mean absolute
   difference.
 
-The three small specs are the ones of tests/test_testbed_capabilities.py's booted tests (8 s
-here for the deep buffer, as docs/specs.md states it); the tests assert bounds, this script
-records the values.
+The three small specs are those of tests/test_testbed_capabilities.py's booted tests
+(tests/fixtures/capabilities/): the tests assert bounds, this script records the values.
 """
 import argparse
 import csv
@@ -46,36 +45,10 @@ from bbrlab.experiment import units  # noqa: E402
 from bbrlab.guest import traffic  # noqa: E402
 from bench_io import write_text_atomic  # noqa: E402
 
-SPECS = {
-    "access": """
-name: access
-duration_s: 8
-clock: virtual
-access_rate_mbps: 100
-bottleneck: {rate_mbps: 10, buffer_bdp: 1.0}
-flows:
-  - {cc: cubic, rtt_ms: 20, start_s: 0, stop_s: 4}
-  - {cc: cubic, rtt_ms: 20, start_s: 4, stop_s: 8, access_rate_mbps: 4}
-""",
-    "quickack": """
-name: quickack
-duration_s: 5
-clock: virtual
-delayed_ack: false
-bottleneck: {rate_mbps: 20, buffer_bdp: 1.0, loss_rate: 0.01}
-flows:
-  - {cc: bbr, rtt_ms: 20}
-""",
-    "deep": """
-name: deep
-duration_s: 8
-clock: virtual
-delayed_ack: false
-bottleneck: {rate_mbps: 100, buffer_bdp: 64}
-flows:
-  - {cc: cubic, rtt_ms: 40}
-""",
-}
+# The specs of tests/test_testbed_capabilities.py's booted tests: the tests assert bounds, this
+# script records the values.
+SPECS = REPO / "tests" / "fixtures" / "capabilities"
+NAMES = ("access", "lossack", "deep")
 CAPTURE_SPEC = REPO / "mininet" / "specs" / "ma2019" / "ma2019_fig08.yaml"
 OLD_CAP_BYTES = 8 * 2**20      # the receive window Mininet's 16-MiB socket maximum allowed
 
@@ -152,7 +125,7 @@ def capture_facts(run_dir: pathlib.Path, duration_s: float) -> dict:
 
 
 def report(facts: dict, revision: str, kernel_sha: str) -> str:
-    a, q, d, c = facts["access"], facts["quickack"], facts["deep"], facts["capture"]
+    a, q, d, c = facts["access"], facts["lossack"], facts["deep"], facts["capture"]
     acks = ", ".join(f"flow {f}: {v:.3f}" for f, v in a["delayed_acks_per_seg"].items())
     return "\n".join([
         f"# What the spec fields do, measured ({datetime.date.today()})", "",
@@ -168,7 +141,7 @@ def report(facts: dict, revision: str, kernel_sha: str) -> str:
         f"One BBR flow, 20 Mbit/s, 20 ms, 1 % loss, 5 s: the receiver sent {q['segs_out']} segments for "
         f"{q['data_segs_in']} data segments received ({q['segs_out'] / q['data_segs_in']:.3f} per data segment).", "",
         "## A deep buffer (64 BDP at 100 Mbit/s and 40 ms)", "",
-        f"One CUBIC flow, 8 s: advertised window (the sender's `snd_wnd`) {d['snd_wnd_at_6s'] / 1e6:.2f} MB "
+        f"One CUBIC flow, 7 s: advertised window (the sender's `snd_wnd`) {d['snd_wnd_at_6s'] / 1e6:.2f} MB "
         f"at {d['at_s']:.2f} s, at most {d['snd_wnd_max'] / 1e6:.2f} MB in the run (Mininet's socket limits "
         f"once capped it at {OLD_CAP_BYTES} bytes); receive-window-limited for {d['rwnd_limited_us']} of "
         f"the sender's {d['busy_us']} µs busy time (tcp_info).", "",
@@ -191,12 +164,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="testbed-facts-") as tmp:
         root = args.keep or pathlib.Path(tmp)
         facts = {}
-        for name, text in SPECS.items():
-            spec = root / f"{name}.yaml"
-            spec.parent.mkdir(parents=True, exist_ok=True)
-            spec.write_text(text)
-            run_dir = run(spec, root / name, args.kernel)
-            facts[name] = {"access": access_facts, "quickack": quickack_facts, "deep": deep_facts}[name](run_dir)
+        for name in NAMES:
+            run_dir = run(SPECS / f"{name}.yaml", root / name, args.kernel)
+            facts[name] = {"access": access_facts, "lossack": quickack_facts, "deep": deep_facts}[name](run_dir)
         fig08 = run(CAPTURE_SPEC, root / "capture", args.kernel, profile="quick")
         facts["capture"] = capture_facts(fig08, 30)
         kernel_sha = json.loads((fig08 / "run.json").read_text())["testbed"]["kernel_sha256"]

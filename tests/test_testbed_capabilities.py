@@ -16,8 +16,9 @@ from bbrlab.host import resources
 from bbrlab.guest import shaping, traffic
 from bbrlab.data import fidelity, tidy
 from bbrlab.host.backends import BackendError, uml
-from conftest import cli, goodput_by_flow, write_spec
+from conftest import FIXTURES, cli, goodput_by_flow, write_spec
 
+CAPABILITIES = FIXTURES / "capabilities"     # the booted tests' specs (bench/testbed_facts.py boots them too)
 BASE = {"name": "cap", "duration_s": 10, "bottleneck": {"rate_mbps": 10, "buffer_bdp": 1.5},
         "flows": [{"cc": "bbr", "rtt_ms": 20}, {"cc": "cubic", "rtt_ms": 20}]}
 
@@ -201,15 +202,7 @@ def test_random_loss_and_receivers_without_delayed_acks(tmp_path, kernel):
     packets): the loss netem's drops are within 4 standard deviations of the binomial count
     for the packets it saw, it saw the data segments only (no ACKs), and the receiver sent
     one segment per data segment. Measured: 21-35 s."""
-    spec_file = write_spec(tmp_path / "lossack.yaml", """
-name: lossack
-duration_s: 5
-clock: virtual
-delayed_ack: false
-bottleneck: {rate_mbps: 20, buffer_bdp: 1.0, loss_rate: 0.01}
-flows:
-  - {cc: bbr, rtt_ms: 20}
-""")
+    spec_file = write_spec(tmp_path / "lossack.yaml", (CAPABILITIES / "lossack.yaml").read_text())
     res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
     assert res.returncode == 0, res.stdout + res.stderr
     run_dir = tmp_path / "out" / "lossack" / "base" / "rep1"
@@ -244,16 +237,7 @@ def test_access_links_bound_a_lone_flow(tmp_path, kernel):
     by the bottleneck, one behind a 4 Mbit/s access link (4-8 s) by its access link. Also the
     contrast to the test above: with delayed ACKs (the default) a receiver sends about one
     segment per two data segments. Measured: 23-51 s."""
-    spec_file = write_spec(tmp_path / "access.yaml", """
-name: access
-duration_s: 8
-clock: virtual
-access_rate_mbps: 100
-bottleneck: {rate_mbps: 10, buffer_bdp: 1.0}
-flows:
-  - {cc: cubic, rtt_ms: 20, start_s: 0, stop_s: 4}
-  - {cc: cubic, rtt_ms: 20, start_s: 4, stop_s: 8, access_rate_mbps: 4}
-""")
+    spec_file = write_spec(tmp_path / "access.yaml", (CAPABILITIES / "access.yaml").read_text())
     res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
     assert res.returncode == 0, res.stdout + res.stderr
     run_dir = tmp_path / "out" / "access" / "base" / "rep1"
@@ -275,15 +259,7 @@ def test_a_deep_buffer_lets_a_window_grow_past_mininets_socket_limits(tmp_path, 
     (mininet.util.fixLimits, which overwrote the guest's raised limits until the guest raised
     them in every host's namespace after building the dumbbell); the run is valid, its sender
     not bounded by the receive window. Measured: about 65 s."""
-    spec_file = write_spec(tmp_path / "deep.yaml", """
-name: deep
-duration_s: 7
-clock: virtual
-delayed_ack: false
-bottleneck: {rate_mbps: 100, buffer_bdp: 64}
-flows:
-  - {cc: cubic, rtt_ms: 40}
-""")
+    spec_file = write_spec(tmp_path / "deep.yaml", (CAPABILITIES / "deep.yaml").read_text())
     res = cli("run", spec_file, "--out", tmp_path / "out", "--kernel", kernel)
     assert res.returncode == 0, res.stdout + res.stderr
     run_dir = tmp_path / "out" / "deep" / "base" / "rep1"
