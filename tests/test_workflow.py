@@ -9,6 +9,7 @@ provenance, as a real run does (a content key acts through Snakemake's default r
 """
 from __future__ import annotations
 
+import csv
 import re
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import sys
 
 import pytest
 
+from bbrlab.data import archive as bbrarchive
 from bbrlab.experiment import experiments, runkey, spec
 from conftest import REPO
 
@@ -370,3 +372,52 @@ def test_an_edited_label_replans_the_outputs_drawn_from_its_runs_only(box):
     assert jobs["figure"] == [f"{GEN}/ma2019_fig13.pdf"]
     assert jobs["claims"] == [f"{GEN}/claims_ma2019.tex"]
     assert "run" not in jobs and "variant_module" not in jobs
+
+
+# ---- what a replaced archive entry replans --------------------------------------------------
+
+def archive_copy(box, archive, experiments=None):
+    """The shipped archive `archive` (data/paper, data/paper-controls) in the box: its manifest rows
+    of `experiments` (all when None) and their tarballs."""
+    src, dst = REPO / archive, box / archive
+    lines = (src / "manifest.csv").read_text().splitlines(keepends=True)
+    kept = [line for line in lines[1:] if experiments is None or line.split(",", 1)[0] in experiments]
+    for line in kept:
+        experiment, point, rep = line.split(",")[:3]
+        tarball = bbrarchive.entry_path(archive, experiment, point, rep)
+        (box / tarball).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / tarball, box / tarball)
+    (dst / "manifest.csv").write_text(lines[0] + "".join(kept))
+
+
+def replace_entry(box, archive, experiment):
+    """The first manifest row of `experiment` as after a rerun archived again: the same run key, the
+    tarball's checksum another one."""
+    manifest = box / archive / "manifest.csv"
+    rows = list(csv.DictReader(manifest.open()))
+    row = next(r for r in rows if r["experiment"] == experiment)
+    row["sha256"] = "f" * 64 if row["sha256"] != "f" * 64 else "e" * 64
+    with manifest.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_a_replaced_archive_entry_is_restored_again_and_what_reads_it_redone(box):
+    """The quick report shows the paper profile's verdicts from the shipped archive (rule
+    reference_run unpacks it) and the transfer-length tables from its control runs (rule
+    transfer_length_runs). An entry rerun and archived again keeps its run key; its tarball, an
+    `ancient` input, says nothing in a clone: the restore must still be redone."""
+    archive_copy(box, "data/paper", {"ma2019_fig12"})
+    archive_copy(box, "data/paper-controls")
+    make_up_to_date(box, *SMALL)
+    replace_entry(box, "data/paper", "ma2019_fig12")
+    jobs = plan(box, *SMALL)
+    assert jobs["reference_run"] == ["results/quick/reference/paper/restored/ma2019_fig12.txt"]
+    assert jobs["reference_claims"] == [f"{GEN}/reference/claims_ma2019.tex"]
+    assert "run" not in jobs and "transfer_length_runs" not in jobs
+    make_up_to_date(box, *SMALL)
+    replace_entry(box, "data/paper-controls", "utsumi2022_fig04")
+    jobs = plan(box, *SMALL)
+    assert jobs["transfer_length_runs"] == ["results/quick/reference/paper/controls/restored.txt"]
+    assert "reference_run" not in jobs and "run" not in jobs

@@ -85,8 +85,12 @@ if BACKEND in ("uml", "native"):
 
 rule transfer_length_runs:
     """The control runs the archives hold current, and the shortened paper-profile runs of their
-    points, unpacked (never booted); the stamps list each run and its checksum, so a newly
-    archived run rewrites them."""
+    points, unpacked (never booted); the stamps list each run and its checksum. Its input is named
+    by those checksums (reference.smk entries_stamp), so a newly archived or replaced run
+    rewrites them."""
+    input:
+        entries=entries_stamp(f"{REF_TREE}/controls/entries", "held",
+                              [dict(row, sha256=f"{where}:{row['sha256']}") for _j, row, where in _CONTROL_HELD + _SHORT_HELD]),
     output:
         controls=f"{REF_TREE}/controls/restored.txt",
         short=f"{REF_TREE}/controls/restored_short.txt",

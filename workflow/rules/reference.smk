@@ -11,6 +11,7 @@
 # profile as far as the report is concerned; generated/archive_coverage.csv says how much of it
 # the archive holds and why the rest is missing.
 import csv as _csv
+import hashlib
 import types as _types
 
 import yaml as _yaml
@@ -65,6 +66,35 @@ def restore_group(held, root, stamp, clear=False):
 def reference_stamp(experiment):
     """The stamp of an experiment's paper-profile runs unpacked into REF_TREE (rule reference_run)."""
     return f"{REF_TREE}/restored/{experiment}.txt"
+
+
+def entries_stamp(directory, name, rows):
+    """<directory>/<name>.<first 16 hex digits of a digest of the archive entries' checksums> (rule
+    entries_stamp): a restore depends on it, so an entry replaced in the archive (rerun and
+    archived again, with the same run key and a new tarball) is restored again, and what reads the
+    restored runs is redone. The tarballs themselves are `ancient` inputs (in a clone their
+    modification times say nothing), and a params function that takes `output` is not compared
+    with the last run's (Snakemake evaluates it only when the job runs)."""
+    digest = hashlib.sha256("\n".join(sorted(r["sha256"] for r in rows)).encode()).hexdigest()
+    return f"{directory}/{name}.{digest[:16]}"
+
+
+def reference_entries_stamp(experiment):
+    return entries_stamp(f"{REF_TREE}/entries", experiment,
+                         [_REF_ROWS[(j["name"], j["point"], int(j["repetition"]))] for j in expand_spec(experiment, REFERENCE)])
+
+
+rule entries_stamp:
+    """The stamp named by the checksums of the archive entries a restore unpacks (entries_stamp)."""
+    output:
+        touch("results/{tree}/entries/{name}.{digest}"),
+    wildcard_constraints:
+        tree="[^/]+/reference/[^/]+(/controls)?",
+        name="[^/.]+",
+        digest="[0-9a-f]{16}",
+    localrule: True
+    shell:
+        "true"
 
 
 def _reference_claims_runs(key):
@@ -130,8 +160,9 @@ if PROFILE != REFERENCE:
         (never booted: only experiments the archive holds whole with this checkout's keys are
         planned); the stamp lists each run and its checksum."""
         input:
-            lambda wildcards: [ancient(str(bbrarchive.entry_path(REF_ARCHIVE, j["name"], j["point"], j["repetition"])))
-                               for j in expand_spec(wildcards.experiment, REFERENCE)],
+            entries=lambda wildcards: reference_entries_stamp(wildcards.experiment),
+            tarballs=lambda wildcards: [ancient(str(bbrarchive.entry_path(REF_ARCHIVE, j["name"], j["point"], j["repetition"])))
+                                        for j in expand_spec(wildcards.experiment, REFERENCE)],
         output:
             f"{REF_TREE}/restored/{{experiment}}.txt",
         log:
