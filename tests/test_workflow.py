@@ -394,7 +394,8 @@ def replace_entry(box, archive, experiment):
     """The first manifest row of `experiment` as after a rerun archived again: the same run key, the
     tarball's checksum another one."""
     manifest = box / archive / "manifest.csv"
-    rows = list(csv.DictReader(manifest.open()))
+    with manifest.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
     row = next(r for r in rows if r["experiment"] == experiment)
     row["sha256"] = "f" * 64 if row["sha256"] != "f" * 64 else "e" * 64
     with manifest.open("w", newline="") as fh:

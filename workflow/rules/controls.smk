@@ -90,7 +90,7 @@ rule transfer_length_runs:
     rewrites them."""
     input:
         entries=entries_stamp(f"{REF_TREE}/controls/entries", "held",
-                              [dict(row, sha256=f"{where}:{row['sha256']}") for _j, row, where in _CONTROL_HELD + _SHORT_HELD]),
+                              [f"{where}:{row['sha256']}" for _j, row, where in _CONTROL_HELD + _SHORT_HELD]),
     output:
         controls=f"{REF_TREE}/controls/restored.txt",
         short=f"{REF_TREE}/controls/restored_short.txt",

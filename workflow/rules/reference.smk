@@ -68,20 +68,21 @@ def reference_stamp(experiment):
     return f"{REF_TREE}/restored/{experiment}.txt"
 
 
-def entries_stamp(directory, name, rows):
-    """<directory>/<name>.<first 16 hex digits of a digest of the archive entries' checksums> (rule
+def entries_stamp(directory, name, checksums):
+    """<directory>/<name>.<first 16 hex digits of a digest of the archive entries' `checksums`> (rule
     entries_stamp): a restore depends on it, so an entry replaced in the archive (rerun and
     archived again, with the same run key and a new tarball) is restored again, and what reads the
     restored runs is redone. The tarballs themselves are `ancient` inputs (in a clone their
     modification times say nothing), and a params function that takes `output` is not compared
     with the last run's (Snakemake evaluates it only when the job runs)."""
-    digest = hashlib.sha256("\n".join(sorted(r["sha256"] for r in rows)).encode()).hexdigest()
+    digest = hashlib.sha256("\n".join(sorted(checksums)).encode()).hexdigest()
     return f"{directory}/{name}.{digest[:16]}"
 
 
 def reference_entries_stamp(experiment):
     return entries_stamp(f"{REF_TREE}/entries", experiment,
-                         [_REF_ROWS[(j["name"], j["point"], int(j["repetition"]))] for j in expand_spec(experiment, REFERENCE)])
+                         [_REF_ROWS[(j["name"], j["point"], int(j["repetition"]))]["sha256"]
+                          for j in expand_spec(experiment, REFERENCE)])
 
 
 rule entries_stamp:
