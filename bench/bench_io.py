@@ -1,4 +1,6 @@
-"""What the benchmarks share for their output."""
+"""What the benchmarks share: writing their reports, and reading a run's tidy goodput."""
+import collections
+import csv
 import pathlib
 import xml.etree.ElementTree as ET
 
@@ -23,3 +25,15 @@ def pytest_outcomes(junit: pathlib.Path) -> dict:
         else:
             out["passed"] += 1
     return out
+
+
+def goodput_by_flow(run_dir: pathlib.Path, t_from: float, t_to: float) -> dict:
+    """Mbit/s per flow ("1", "2", ...) over the tidy/goodput.csv bins ending in (t_from, t_to] (the
+    tests' conftest.goodput_by_flow)."""
+    sums, secs = collections.Counter(), collections.Counter()
+    with open(pathlib.Path(run_dir) / "tidy" / "goodput.csv") as f:
+        for r in csv.DictReader(f):
+            if t_from < float(r["t_s"]) <= t_to:
+                sums[r["flow"]] += int(r["bytes"])
+                secs[r["flow"]] += float(r["interval_s"])
+    return {k: sums[k] * 8 / secs[k] / 1e6 for k in sums}

@@ -55,7 +55,7 @@ from bbrlab.host import runner  # noqa: E402
 from bbrlab.host.backends import ns3_backend  # noqa: E402
 from bbrlab.host.backends.ns3_trace import PROBE_BW, UNIT, probes  # noqa: E402
 from bbrlab.host.backends.ns3_trace import rows as trace  # noqa: E402
-from bench_io import write_text_atomic  # noqa: E402
+from bench_io import goodput_by_flow, write_text_atomic  # noqa: E402
 
 SPECS = REPO / "mininet" / "specs"
 WARMUP_S = 10           # config/quick.yaml's warmup_s: the steady state starts this long after the last start
@@ -152,17 +152,6 @@ def ss_goodput(run_dir: pathlib.Path, t0: float, t1: float) -> dict:
             if end - length >= t0 - 1e-6 and end <= t1 + 1e-6:
                 sums[r["flow"]] += int(r["bytes"])
                 secs[r["flow"]] += length
-    return {k: sums[k] * 8 / secs[k] / 1e6 for k in sums}
-
-
-def goodput_by_flow(run_dir: pathlib.Path, t_from: float, t_to: float) -> dict:
-    """Mbit/s per flow over the bins ending in (t_from, t_to] (the tests' conftest.goodput_by_flow)."""
-    sums, secs = collections.Counter(), collections.Counter()
-    with open(run_dir / "tidy" / "goodput.csv") as f:
-        for r in csv.DictReader(f):
-            if t_from < float(r["t_s"]) <= t_to:
-                sums[r["flow"]] += int(r["bytes"])
-                secs[r["flow"]] += float(r["interval_s"])
     return {k: sums[k] * 8 / secs[k] / 1e6 for k in sums}
 
 

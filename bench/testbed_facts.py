@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bbrlab.data import fidelity, tidy  # noqa: E402
 from bbrlab.experiment import units  # noqa: E402
 from bbrlab.guest import traffic  # noqa: E402
-from bench_io import write_text_atomic  # noqa: E402
+from bench_io import goodput_by_flow, write_text_atomic  # noqa: E402
 
 # The specs of tests/test_testbed_capabilities.py's booted tests: the tests assert bounds, this
 # script records the values.
@@ -68,17 +68,6 @@ def run(spec: pathlib.Path, out: pathlib.Path, kernel: str, profile: str | None 
     return run_dirs[0]
 
 
-def goodput_mbps(run_dir: pathlib.Path, flow: int, t_from: float, t_to: float) -> float:
-    """Mean goodput of `flow` over the goodput bins ending in (t_from, t_to]."""
-    total, secs = 0, 0.0
-    with open(run_dir / "tidy" / "goodput.csv") as f:
-        for r in csv.DictReader(f):
-            if int(r["flow"]) == flow and t_from < float(r["t_s"]) <= t_to:
-                total += int(r["bytes"])
-                secs += float(r["interval_s"])
-    return total * 8 / secs / 1e6
-
-
 def sender_series(run_dir: pathlib.Path, flow: int) -> list:
     samples = tidy.read_jsonl(run_dir / "raw" / f"sockets_snd{flow}.jsonl")
     return fidelity.with_info(tidy.data_socket_series(samples, traffic.port(flow), local=False,
@@ -87,8 +76,8 @@ def sender_series(run_dir: pathlib.Path, flow: int) -> list:
 
 def access_facts(run_dir: pathlib.Path) -> dict:
     acks = {f: fidelity.acks_per_segment(run_dir / "raw", f) for f in (1, 2)}
-    return {"fast_mbps": goodput_mbps(run_dir, 1, 1, 4), "fast_ceiling_mbps": units.goodput_ceiling_mbps(10),
-            "slow_mbps": goodput_mbps(run_dir, 2, 5, 8), "slow_ceiling_mbps": units.goodput_ceiling_mbps(4),
+    return {"fast_mbps": goodput_by_flow(run_dir, 1, 4)["1"], "fast_ceiling_mbps": units.goodput_ceiling_mbps(10),
+            "slow_mbps": goodput_by_flow(run_dir, 5, 8)["2"], "slow_ceiling_mbps": units.goodput_ceiling_mbps(4),
             "delayed_acks_per_seg": {f: sent / received for f, (sent, received) in acks.items()},
             "delayed_acks": acks}
 
