@@ -10,7 +10,7 @@ real-clock runs sharing the two cores at the same time, compared with the
 virtual-clock run of the same configuration. Reports per run: dequeue rate
 while backlogged vs configured, aggregate goodput, worst base-RTT error, host
 CPU-seconds and wall seconds per experiment-second, and the fidelity verdict.
-Writes <out>.csv and <out>.md (the table quoted in bench/README.md).
+Writes <out>.csv and <out>.md.
 """
 import argparse
 import concurrent.futures

@@ -13,8 +13,8 @@ machine drift hits all alike:
     fine+cap   fine, plus header captures at the bottleneck (capture: bottleneck)
 
 Reports per run the host wall and CPU seconds (run.json timings), and per
-round the ratios fine/coarse and fine+cap/fine; the medians are quoted in
-bench/README.md. Writes <out>.csv and <out>.md.
+round the ratios fine/coarse and fine+cap/fine, and their medians. Writes
+<out>.csv and <out>.md.
 """
 import argparse
 import csv

@@ -612,7 +612,8 @@ def test_quick_profile_budget():
     the first quick sweep used 2692 host CPU-s, 3.45 per simulated second (deep buffers and
     up to ten flows at 100 Mbit/s; boot included); with Tang's 1008 the two papers took
     34 min 44 s on 2 cores, over the 30 min the quick profile may take, so the quick sweep must stay within 2100
-    CPU-s (bench/README.md, "The pipeline's wall time", has the measurement of this sweep).
+    CPU-s (bench/results/measurements-journal-2026-11-28.md, "The pipeline's wall time", has the
+    measurement of this sweep).
     After the testbed's cuts of 2026-11-24 the rate fell: on 2026-11-26 the 44 runs of
     Figs. 6-14 with the BBRv2 series (run.json timings.host_cpu_s) used 242.5 host CPU-s for
     880 simulated seconds, 0.276 per second, the costliest run 0.385; the guard counts 0.4."""

@@ -60,9 +60,9 @@ def compile_package() -> None:
     """Byte-compile the package on the host before the guest boots. The guest's root file system
     is read-only, so without this its Python compiles every module of the package from source in
     every process of every run (the driver, the sampler), and in User-Mode Linux the compiler's
-    memory traffic is expensive (page faults are ptrace stops; what it saves: bench/README.md,
-    "What the cuts bought"). Up-to-date files are left alone; a tree the user cannot write is
-    only slower."""
+    memory traffic is expensive (page faults are ptrace stops; what it saves:
+    bench/results/measurements-journal-2026-11-28.md, "What the cuts bought"). Up-to-date files
+    are left alone; a tree the user cannot write is only slower."""
     import compileall
     compileall.compile_dir(str(PACKAGE_DIR), quiet=2)
 
