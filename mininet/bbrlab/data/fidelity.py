@@ -65,9 +65,10 @@ from . import capture, tidy
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
 TC_SENT = re.compile(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)")
 LOSS_SIGMAS = 4.0            # a correct netem fails this about once in 16000 runs
-# Receivers without delayed ACKs sent 1.00 segments per data segment received (8112 for 8112), with
-# delayed ACKs 0.52-0.62 (docs/specs.md, `delayed_ack: false`; tests/test_testbed_capabilities.py
-# holds both): 0.95 passes the first with room for a few coalesced ACKs and fails the second by far.
+# Receivers without delayed ACKs sent 1.00 segments per data segment received (9115 for 9115), with
+# delayed ACKs 0.54-0.62 (bench/results/testbed-facts-2026-11-28.md; docs/specs.md, `delayed_ack:
+# false`; tests/test_testbed_capabilities.py holds both): 0.95 passes the first with room for a few
+# coalesced ACKs and fails the second by far.
 MIN_ACKS_PER_SEGMENT = 0.95
 # Flows the socket buffers did not bound still spend a little time at the window's ceiling (a loss
 # recovery's spans: 2.0 % of a 200-s deep-buffer CUBIC run, bench/results/deep-buffer-2026-11-26.md);
