@@ -422,3 +422,55 @@ def test_a_replaced_archive_entry_is_restored_again_and_what_reads_it_redone(box
     jobs = plan(box, *SMALL)
     assert jobs["transfer_length_runs"] == ["results/quick/reference/paper/controls/restored.txt"]
     assert "reference_run" not in jobs and "run" not in jobs
+
+
+# ---- what the quick report derives from the paper archive, stored (workflow/rules/derived.smk) --
+
+DERIVED_RULES = ("reference_claims", "repetition_rounds", "transfer_length", "transfer_length_prefix")
+
+
+def store_derived(box, *args):
+    res = snakemake(box, "derived_store", *args)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+def test_a_stored_derived_result_is_used_until_an_input_changes(box):
+    """The paper profile's verdicts, the rounds table and the transfer-length tables are taken from
+    data/paper-derived while their key (the inputs' contents, the archive entries, the parameters,
+    the R installation) is stored; a replaced archive entry or an edit to a file the scripts
+    source computes them again from the runs, and config derived=false computes everything."""
+    archive_copy(box, "data/paper", {"ma2019_fig12"})
+    archive_copy(box, "data/paper-controls")
+    make_up_to_date(box, *SMALL)
+    store_derived(box, *SMALL)
+    jobs = plan(box, *SMALL)
+    assert not set(DERIVED_RULES) & set(jobs), jobs.keys()
+    assert "reference_run" not in jobs and "transfer_length_runs" not in jobs
+    target = f"{GEN}/reference/claims_ma2019.tex"
+    (box / target).unlink()
+    assert plan(box, *SMALL, "--", target) == {"reference_claims_derived": [target]}
+    assert plan(box, *SMALL, "derived=false", "--", target) == {"reference_claims": [target]}
+    replace_entry(box, "data/paper-controls", "utsumi2022_fig04")         # an archive entry is a key
+    jobs = plan(box, *SMALL)
+    assert {"transfer_length", "transfer_length_prefix"} <= jobs.keys()
+    assert "transfer_length_derived" not in jobs and "reference_claims" not in jobs
+    (box / "analysis" / "lib" / "verdict.R").write_text((box / "analysis" / "lib" / "verdict.R").read_text()
+                                                        + "\n# a changed reading\n")
+    jobs = plan(box, *SMALL)
+    assert jobs["reference_claims"] == [f"{GEN}/reference/claims_ma2019.tex"]
+    assert "reference_claims_derived" not in jobs and "repetition_rounds" in jobs
+
+
+def test_the_shipped_derived_results_are_current(tmp_path):
+    """Every derived result the quick report needs is stored under its current key: a fresh
+    clone's first command computes none of them from the runs (after archiving runs or changing
+    the analysis: `snakemake --cores all derived_store`, then commit data/paper-derived)."""
+    box = copy_pipeline(tmp_path)
+    (box / "data").mkdir()
+    for name in ("paper", "paper-controls", "paper-derived"):
+        (box / "data" / name).symlink_to(REPO / "data" / name)
+    jobs = plan(box)
+    stale = set(DERIVED_RULES) & set(jobs)
+    assert not stale, (f"data/paper-derived lacks the current key of {sorted(stale)}: run "
+                       "`.venv/bin/snakemake --cores all derived_store` and commit data/paper-derived")
+    assert {f"{r}_derived" for r in DERIVED_RULES} <= jobs.keys()
