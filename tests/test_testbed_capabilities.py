@@ -11,7 +11,7 @@ import stat
 
 import pytest
 
-from bbrlab.experiment import spec, units
+from bbrlab.experiment import experiments, spec, units
 from bbrlab.host import resources
 from bbrlab.guest import shaping, traffic
 from bbrlab.data import fidelity, tidy
@@ -166,6 +166,22 @@ def test_windows_up_to_8_mib_keep_the_sizing_the_archive_was_made_with():
            if j["bottleneck"]["rate_mbps"] == 100][0]
     assert units.socket_buffer_bytes(kim) == 4 * units.window_bytes(kim) == 11_000_000
 
+
+
+def test_every_run_of_the_four_papers_before_utsumi_keeps_the_earlier_sizing():
+    """docs/specs.md: every paper-profile run of Ma et al., Kim et al., Yang et al. and Tang has a
+    window W of at most 8 MiB, so all keep the sizing their archived runs were made with; the
+    largest is Ma et al.'s Fig. 3 at 1 Gbit/s (the BDP of 1000 Mbit/s x 50 ms, 6.25 MB, + its 2-MB
+    buffer: 8.25 MB)."""
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    table = experiments.load(repo)[0]
+    windows = {(name, j["point"]): units.window_bytes(j)
+               for name, e in table.items() if e.paper in ("ma2019", "kim2019", "yang2019", "tang")
+               and "paper" in e.profiles
+               for j in spec.expand(spec.load(repo / e.spec, profile="paper"))}
+    assert max(windows.values()) <= units.EARLIER_SIZING_MAX_WINDOW_BYTES == 8 * 2**20
+    assert max(windows, key=windows.get) == ("ma2019_fig03", "rate_mbps=1000")
+    assert max(windows.values()) == 8_250_000
 
 def test_a_buffer_the_host_cannot_hold_fails_before_boot(tmp_path):
     """A 100-GB buffer: the run is refused with the reason, and the kernel is never started
