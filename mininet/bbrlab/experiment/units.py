@@ -92,11 +92,12 @@ MAX_TCP_WINDOW_BYTES = 65535 << 14
 # budget: the sizing every run of the paper profile's archive (data/paper) was made with. The socket
 # maxima change what the flows see even where they never bind (the receive-buffer autotuning and
 # the window scale follow them: measured 2026-11-26, a Kim et al. and a Yang et al. run changed),
-# so applying the loss-recovery sizing to them would make every archived run of papers 000-003
-# silently differ from a rerun. Whether those limits bound a run is checked per run, not assumed:
+# so applying the loss-recovery sizing to them would make every archived run of Ma et al., Kim et
+# al., Yang et al. and Tang silently differ from a rerun. Whether those limits bound a run is checked per run, not assumed:
 # the socket_buffers fidelity check fails any run whose receive window stood at its ceiling (or
 # whose send buffer was full) for more than a small share of its busy time. The largest W of
-# papers 000-003 is 5.8 MB; the deep buffers the loss-recovery sizing is for (Utsumi & Hasegawa's)
+# those four papers is 8.25 MB (Ma et al.'s Fig. 3 at 1 Gbit/s; tests/test_testbed_capabilities.py
+# holds it); the deep buffers the loss-recovery sizing is for (Utsumi & Hasegawa's)
 # reach 129 MB.
 EARLIER_SIZING_MAX_WINDOW_BYTES = 8 * 2**20
 EARLIER_PER_WINDOW = 4
