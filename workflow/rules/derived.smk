@@ -13,10 +13,11 @@
 #     stamp), that name;
 #   - the checksums of the archive entries whose runs the rule reads (the restored tree);
 #   - its parameters (warm-up, seeds, candidate lengths);
-#   - the R installation (the Debian packages r-base-core and r-cran-*, else `Rscript --version`).
+#   - the R installation (the versions of the R packages envs/debian-packages.txt declares, else
+#     `Rscript --version`).
 #
 # The key changes exactly when Snakemake would redo the rule, so a stored result is used only
-# where computing it would give the same input. A rule whose key is not stored is computed
+# where computing it would read the same inputs. A rule whose key is not stored is computed
 # from the runs, as before (the `<rule>_derived` twin below wants the stored files; without them
 # Snakemake falls back to the rule itself). The store is written by
 #
@@ -38,11 +39,14 @@ _DIGESTS = {}
 
 
 def _r_installation():
-    """The R packages the analysis runs on: Debian's r-base-core and r-cran-* with their versions
-    (installed ones only), else what `Rscript --version` says."""
+    """The R the analysis runs on: the installed versions of the R packages the project declares
+    (envs/debian-packages.txt: r-base-core and the r-cran-* it names; packages installed beside
+    them do not count), else what `Rscript --version` says."""
+    declared = [line.split("#")[0].strip() for line in pathlib.Path("envs/debian-packages.txt").read_text().splitlines()]
+    declared = [name for name in declared if name.startswith("r-")]
     try:
-        out = _subprocess.run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package} ${Version}\n",
-                               "r-base-core", "r-cran-*"], capture_output=True, text=True).stdout
+        out = _subprocess.run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package} ${Version}\n", *declared],
+                              capture_output=True, text=True).stdout
         rows = sorted(line[3:].strip() for line in out.splitlines() if line.startswith("ii"))
     except FileNotFoundError:
         rows = []
