@@ -39,6 +39,11 @@ _SHORT_HELD = [(j, row, REF_ARCHIVE) for c in CONTROL_JOBS if REF_ARCHIVE
                for row in [archived(j, _REF_ROWS)] if row is not None]
 
 
+def held_entries(held):
+    """<archive>:<checksum> of each (job, manifest row, archive) held: what names their restore."""
+    return [f"{where}:{row['sha256']}" for _j, row, where in held]
+
+
 def control_job(wildcards):
     return find_job([j for j in CONTROL_JOBS if j["name"] == wildcards.experiment], wildcards)
 
@@ -89,8 +94,7 @@ rule transfer_length_runs:
     by those checksums (reference.smk entries_stamp), so a newly archived or replaced run
     rewrites them."""
     input:
-        entries=entries_stamp(f"{REF_TREE}/controls/entries", "held",
-                              [f"{where}:{row['sha256']}" for _j, row, where in _CONTROL_HELD + _SHORT_HELD]),
+        entries=entries_stamp(f"{REF_TREE}/controls/entries", "held", held_entries(_CONTROL_HELD + _SHORT_HELD)),
     output:
         controls=f"{REF_TREE}/controls/restored.txt",
         short=f"{REF_TREE}/controls/restored_short.txt",

@@ -84,10 +84,6 @@ def _ref_entries(experiments=None):
             if experiments is None or j["name"] in experiments]
 
 
-def _held_entries(held):
-    return [f"{where}:{row['sha256']}" for _j, row, where in held]
-
-
 def _claims_instance(k):
     return (f"reference_claims-{k}",
             [PAPERS[k].claims, "analysis/claims.R", *analysis_inputs("analysis/claims.R", REF_JOBS)],
@@ -106,14 +102,14 @@ def _transfer_instance():
     return ("transfer_length",
             ["claims/utsumi2022.csv", TRANSFER_CONTROLS, "analysis/transfer_length.R",
              *analysis_inputs("analysis/transfer_length.R", CONTROL_JOBS)],
-            _held_entries(_CONTROL_HELD), [bbrcontrols.SEEDS, TRANSFER_CANDIDATES_S])
+            held_entries(_CONTROL_HELD), [bbrcontrols.SEEDS, TRANSFER_CANDIDATES_S])
 
 
 def _prefix_instance():
     return ("transfer_length_prefix",
             ["claims/utsumi2022.csv", TRANSFER_CONTROLS, "analysis/transfer_length_prefix.R",
              *analysis_inputs("analysis/transfer_length_prefix.R", CONTROL_JOBS)],
-            _held_entries(_CONTROL_HELD + _SHORT_HELD), [])
+            held_entries(_CONTROL_HELD + _SHORT_HELD), [])
 
 
 def derived_dir(instance):
