@@ -109,14 +109,19 @@ rule transfer_length_runs:
         "../scripts/restore_runs.py"
 
 
+def transfer_length_files(script):
+    """What transfer_length (`script` analysis/transfer_length.R) and transfer_length_prefix
+    (analysis/transfer_length_prefix.R) read besides the runs (derived.smk keys their stored results
+    by these)."""
+    return {"claims": "claims/utsumi2022.csv", "controls": TRANSFER_CONTROLS, "script": script,
+            "sourced": analysis_inputs(script, CONTROL_JOBS)}
+
+
 rule transfer_length:
     """The evidence table of the shortened-transfer rule (analysis/transfer_length.R)."""
     input:
         runs=rules.transfer_length_runs.output.controls,
-        claims="claims/utsumi2022.csv",
-        controls=TRANSFER_CONTROLS,
-        script="analysis/transfer_length.R",
-        sourced=analysis_inputs("analysis/transfer_length.R", CONTROL_JOBS),
+        **transfer_length_files("analysis/transfer_length.R"),
     output:
         tex=f"{GEN}/transfer_length_utsumi2022.tex",
         csv=f"{GEN}/transfer_length_utsumi2022.csv",
@@ -135,10 +140,7 @@ rule transfer_length_prefix:
     (analysis/transfer_length_prefix.R)."""
     input:
         runs=rules.transfer_length_runs.output,
-        claims="claims/utsumi2022.csv",
-        controls=TRANSFER_CONTROLS,
-        script="analysis/transfer_length_prefix.R",
-        sourced=analysis_inputs("analysis/transfer_length_prefix.R", CONTROL_JOBS),
+        **transfer_length_files("analysis/transfer_length_prefix.R"),
     output:
         tex=f"{GEN}/transfer_length_prefix_utsumi2022.tex",
         csv=f"{GEN}/transfer_length_prefix_utsumi2022.csv",

@@ -84,31 +84,29 @@ def _ref_entries(experiments=None):
             if experiments is None or j["name"] in experiments]
 
 
+def _files(inputs):
+    """The file names of a rule's input dictionary (a value is a name or a list of names)."""
+    return [f for v in inputs.values() for f in ([v] if isinstance(v, str) else v)]
+
+
+# Each stored rule's files are the ones its compute rule reads (the same functions give both).
 def _claims_instance(k):
-    return (f"reference_claims-{k}",
-            [PAPERS[k].claims, "analysis/claims.R", *analysis_inputs("analysis/claims.R", REF_JOBS)],
+    return (f"reference_claims-{k}", _files(reference_claims_files(k)),
             _ref_entries(bbrexperiments.claims_experiments(PAPERS[k].claims)),    # claims.R reads only these
             [REF_WARMUP_S])
 
 
 def _rounds_instance():
-    return ("repetition_rounds",
-            ["config/added_repetitions.csv", "paper/papers.csv", *[PAPERS[k].claims for k in _ROUNDS_PAPERS],
-             "analysis/repetition_rounds.R", *analysis_inputs("analysis/repetition_rounds.R", REF_JOBS)],
-            _ref_entries(), [_ROUNDS_WARMUP, _ROUNDS_PAPERS])
+    return ("repetition_rounds", _files(repetition_rounds_files()), _ref_entries(), [_ROUNDS_WARMUP, _ROUNDS_PAPERS])
 
 
 def _transfer_instance():
-    return ("transfer_length",
-            ["claims/utsumi2022.csv", TRANSFER_CONTROLS, "analysis/transfer_length.R",
-             *analysis_inputs("analysis/transfer_length.R", CONTROL_JOBS)],
+    return ("transfer_length", _files(transfer_length_files("analysis/transfer_length.R")),
             held_entries(_CONTROL_HELD), [bbrcontrols.SEEDS, TRANSFER_CANDIDATES_S])
 
 
 def _prefix_instance():
-    return ("transfer_length_prefix",
-            ["claims/utsumi2022.csv", TRANSFER_CONTROLS, "analysis/transfer_length_prefix.R",
-             *analysis_inputs("analysis/transfer_length_prefix.R", CONTROL_JOBS)],
+    return ("transfer_length_prefix", _files(transfer_length_files("analysis/transfer_length_prefix.R")),
             held_entries(_CONTROL_HELD + _SHORT_HELD), [])
 
 

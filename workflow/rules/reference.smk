@@ -154,6 +154,13 @@ rule not_run_table:
         "Rscript {input.script} {input.coverage} {input.reasons} {output} > {log} 2>&1 || (tail -20 {log}; exit 1)"
 
 
+def reference_claims_files(key):
+    """What reference_claims reads for paper `key` besides the runs (derived.smk keys its stored
+    results by these)."""
+    return {"claims": PAPERS[key].claims, "script": "analysis/claims.R",
+            "sourced": analysis_inputs("analysis/claims.R", REF_JOBS)}
+
+
 if PROFILE != REFERENCE:
 
     rule reference_run:
@@ -181,10 +188,8 @@ if PROFILE != REFERENCE:
         lists every run below REF_TREE/runs, so the job waits for every restore into that tree (a
         restore replacing a run directory while it read them failed it)."""
         input:
+            unpack(lambda wildcards: reference_claims_files(wildcards.claims)),
             runs=[reference_stamp(e) for e in REF_NAMED],
-            claims=lambda wildcards: PAPERS[wildcards.claims].claims,
-            script="analysis/claims.R",
-            sourced=analysis_inputs("analysis/claims.R", REF_JOBS),
         output:
             tex=f"{REF_GEN}/claims_{{claims}}.tex",
             csv=f"{REF_GEN}/claims_{{claims}}.csv",
@@ -211,16 +216,19 @@ def _rounds_runs(wildcards):
     return sorted({s for k in _ROUNDS_PAPERS for s in _reference_claims_runs(k)})
 
 
+def repetition_rounds_files():
+    """What repetition_rounds reads besides the runs (derived.smk keys its stored results by these)."""
+    return {"table": "config/added_repetitions.csv", "papers": "paper/papers.csv",
+            "claims": [PAPERS[k].claims for k in _ROUNDS_PAPERS], "script": "analysis/repetition_rounds.R",
+            "sourced": analysis_inputs("analysis/repetition_rounds.R", REF_JOBS if PROFILE != REFERENCE else PLAN_JOBS)}
+
+
 rule repetition_rounds:
     """Per paper and round of added repetitions: the claims it marked, settled and changed
     (analysis/repetition_rounds.R), on the paper profile's runs."""
     input:
         runs=_rounds_runs,
-        table="config/added_repetitions.csv",
-        papers="paper/papers.csv",
-        claims=[PAPERS[k].claims for k in _ROUNDS_PAPERS],
-        script="analysis/repetition_rounds.R",
-        sourced=analysis_inputs("analysis/repetition_rounds.R", REF_JOBS if PROFILE != REFERENCE else PLAN_JOBS),
+        **repetition_rounds_files(),
     output:
         tex=f"{GEN}/repetition_rounds.tex",
         csv=f"{GEN}/repetition_rounds.csv",
