@@ -42,8 +42,8 @@ def _r_installation():
     """The R the analysis runs on: the installed versions of the R packages the project declares
     (envs/debian-packages.txt: r-base-core and the r-cran-* it names; packages installed beside
     them do not count), else what `Rscript --version` says."""
-    declared = [line.split("#")[0].strip() for line in pathlib.Path("envs/debian-packages.txt").read_text().splitlines()]
-    declared = [name for name in declared if name.startswith("r-")]
+    fields = [line.split("#")[0].split() for line in pathlib.Path("envs/debian-packages.txt").read_text().splitlines()]
+    declared = [f[0] for f in fields if f and f[0].startswith("r-")]      # as setup.sh reads it: first field
     try:
         out = _subprocess.run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package} ${Version}\n", *declared],
                               capture_output=True, text=True).stdout
