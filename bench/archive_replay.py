@@ -30,6 +30,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "mininet"))
 from bbrlab.data import archive  # noqa: E402
 from bbrlab.experiment import experiments  # noqa: E402
+from bbrlab.host import digests  # noqa: E402
 
 
 def pick(rows: dict, per_paper: int) -> list:
@@ -60,15 +61,18 @@ def current(rows: dict, row: dict, exps: dict) -> bool:
     return job is not None and archive.held_row(rows, job, _MODULE_KEYS) is row
 
 
-def replay_set(rows: dict) -> list:
+def replay_set(rows: dict, build: str | None = None) -> list:
     """The runs the test suite replays (tests/test_archive_replay.py): for each paper, and for each
     variant module an archived run loaded, the valid run with the fewest experiment seconds (then
     wall seconds) among those held with this checkout's keys whose kernel build the manifest records (kernel_sha256: archived
     since the testbed's builds are reproducible; older entries came from builds no one can
-    rebuild). Each run once, in manifest order."""
+    rebuild); with `build` (a kernel's sha256), among those from that build only, so that while
+    the archive is being rerun on a new build the set holds the rerun ones. Each run once, in
+    manifest order."""
     exps = experiments.load(REPO)[0]
     eligible = [r for r in rows.values()
-                if r["valid"] == "true" and r.get("kernel_sha256") and r["experiment"] in exps and current(rows, r, exps)]
+                if r["valid"] == "true" and r.get("kernel_sha256") and r["experiment"] in exps and current(rows, r, exps)
+                and (build is None or r["kernel_sha256"] == build)]
     cost = lambda r: (float(r["experiment_s"]), float(r["wall_s"] or 0), r["experiment"], r["point"])  # noqa: E731
     groups = {}
     for r in eligible:
@@ -135,7 +139,7 @@ def main() -> None:
                 raise SystemExit(f"archive_replay: {item}: not in {args.archive}/manifest.csv")
             chosen.append(rows[key])
     elif args.replay_set:
-        chosen = replay_set(rows)
+        chosen = replay_set(rows, build=digests.sha256_file(pathlib.Path(args.kernel)))
     else:
         chosen = pick(rows, args.per_paper)
     lines = [f"# Archived runs rerun with this checkout ({datetime.date.today()})", "",

@@ -135,6 +135,10 @@ u32 h_bbr2_inflight_hi_on_loss(u32 tx_in_flight, u32 target, u32 beta_pct)
 {
 	return bbr2_inflight_hi_on_loss(tx_in_flight, target, beta_pct);
 }
+u32 h_bbr2_inflight_at_loss(u32 tx_in_flight, u32 lost, u32 size, u32 thresh_bp)
+{
+	return bbr2_inflight_at_loss(tx_in_flight, lost, size, thresh_bp);
+}
 u32 h_bbr2_lower_bound_on_loss(u32 latest, u32 lo, u32 beta_pct)
 {
 	return bbr2_lower_bound_on_loss(latest, lo, beta_pct);

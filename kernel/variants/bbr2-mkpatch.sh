@@ -67,9 +67,12 @@ exit 0
  *   - inflight_hi: the long-term upper bound on in-flight data. When the loss
  *     rate of a bandwidth probe exceeds BBRLossThresh = 2 % (IsInflightTooHigh:
  *     packets lost since the sampled packet was sent > 2 % of the packets in
- *     flight when it was sent), inflight_hi becomes max(in-flight when sent,
- *     0.7 * target in-flight) (BBRBeta = 0.7) and the probe ends. Without
- *     such loss, probing raises inflight_hi (1, 2, 4, ... packets per round).
+ *     flight when it was sent; checked on each ACK for the sampled packet,
+ *     and for each packet as the stack marks it lost), inflight_hi becomes
+ *     max(in-flight when sent, 0.7 * target in-flight) (BBRBeta = 0.7; for a
+ *     lost packet, the in-flight volume at which the loss rate crossed 2 %
+ *     within it) and the probe ends. Without such loss, probing raises
+ *     inflight_hi (1, 2, 4, ... packets per round).
  *   - bw_lo and inflight_lo: short-term lower bounds; in each round trip with
  *     loss outside probing they fall to max(latest measured, 0.7 * bound),
  *     and they are forgotten when the next probe starts.
@@ -108,8 +111,9 @@ exit 0
  * v3 draft IsTimeToGoDown(): the full-bandwidth estimator on delivery-rate
  * samples, reset while cwnd-limited at inflight_hi), Startup's plateau (v2:
  * max_bw; v3: delivery-rate samples), packet conservation in fast recovery
- * (v2 only), and v3's precautionary probing, 3-round Drain timeout and
- * 1-round extra_acked window in Startup. Both drafts pace DOWN at 0.9 and
+ * (v2 only), and v3's precautionary probing, 3-round Drain timeout,
+ * 1-round extra_acked window in Startup and loss round restarted at a
+ * round's first lost packet (NoteLoss). Both drafts pace DOWN at 0.9 and
  * Startup at 2.77 with cwnd gain 2 (Drain at its inverse, 0.5); Google's
  * v2alpha code used 0.75, 2.885 and 1 / 2.885 (down_gain_pct=75,
  * startup_pacing_gain_pct=289, startup_cwnd_gain_pct=289 reproduce them).
@@ -121,7 +125,9 @@ exit 0
  * stack's tp->is_cwnd_limited, as in Google's code.
  *
  * Needs the testbed kernel's per-packet in-flight and loss counts in the
- * rate sample (kernel/patches/10-tcp-rate-tx-in-flight.patch).
+ * rate sample (kernel/patches/10-tcp-rate-tx-in-flight.patch) and its
+ * per-lost-packet operation skb_marked_lost
+ * (kernel/patches/20-tcp-skb-marked-lost.patch).
  *
  * What samplers see (INET_DIAG_BBRINFO, struct tcp_bbr_info): bbr_bw_lo is
  * the model's bw in bytes/s with its 3 low bits replaced by the state
@@ -130,9 +136,7 @@ exit 0
  * bbr_min_rtt, bbr_pacing_gain and bbr_cwnd_gain are the model's.
  *
  * Known differences from the drafts and Google's code (kernel/variants/
- * README.md lists them with reasons): no per-lost-packet handling (the
- * loss-rate check runs on each ACK's rate sample; the drafts' and Google's
- * per-loss hook needs a kernel hook the testbed kernel lacks); no ECN
+ * README.md lists them with reasons): no ECN
  * response (the testbed marks no CE); an undone recovery resets
  * bw_lo/inflight_lo to "no bound" instead of restoring their old values;
  * in-flight counts include packets still held in fq (the drafts' C.inflight;

@@ -8,7 +8,8 @@
  * routine they implement.
  *
  * Needs the testbed kernel's rate-sample fields rs->tx_in_flight and
- * rs->lost (kernel/patches/10-tcp-rate-tx-in-flight.patch).
+ * rs->lost (kernel/patches/10-tcp-rate-tx-in-flight.patch) and its
+ * skb_marked_lost operation (kernel/patches/20-tcp-skb-marked-lost.patch).
  */
 #include "bbr2_math.h"
 
@@ -993,6 +994,44 @@ static bool bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *r
 	return false;
 }
 
+/* BBRHandleLostPacket() (v2 draft 4.5.6.2) and HandleLostPacket() with
+ * NoteLoss() (v3 draft -06 5.5.10.2): run for each packet the stack marks
+ * lost (the testbed kernel's skb_marked_lost operation,
+ * kernel/patches/20-tcp-skb-marked-lost.patch), with tp->lost already
+ * counting it. v3: a round trip's first loss restarts the loss round at
+ * C.delivered (the v2 draft has no NoteLoss(); its loss round ends per ACK
+ * only). Both: a packet sent while probing for bandwidth whose own loss rate
+ * (the packets lost since it was sent, itself included, over the packets in
+ * flight when it was sent) exceeds BBRLossThresh sets inflight_hi from the
+ * volume in flight at which the threshold was crossed within it. The ACK's
+ * own check (bbr2_adapt_upper_bounds) still runs on the sampled packet, as in
+ * both drafts. A packet whose send-time record is not its own (has_rate_info
+ * 0: used up or merged away) is not checked, as in Google's code.
+ */
+static void bbr2_skb_marked_lost(struct sock *sk, const struct sk_buff *skb)
+{
+	struct bbr2 *b = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
+	struct rate_sample rs = {};
+
+	if (P(version) >= 3) {
+		if (!b->loss_in_round)
+			b->loss_round_delivered = tp->delivered;
+		b->loss_in_round = 1;
+	}
+	if (!b->bw_probe_samples || !scb->tx.has_rate_info)
+		return;
+	rs.tx_in_flight = scb->tx.in_flight;
+	rs.lost = tp->lost - scb->tx.lost;
+	rs.is_app_limited = scb->tx.is_app_limited;
+	if (bbr2_inflight_too_high(rs.lost, rs.tx_in_flight, P(loss_thresh_bp))) {
+		rs.tx_in_flight = bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost,
+							tcp_skb_pcount(skb), P(loss_thresh_bp));
+		bbr2_handle_inflight_too_high(sk, &rs);
+	}
+}
+
 /* BBRCheckTimeToProbeBW(). */
 static bool bbr2_check_time_to_probe_bw(struct sock *sk)
 {
@@ -1480,6 +1519,7 @@ static struct tcp_congestion_ops bbr2_cong_ops __read_mostly = {
 	.owner		= THIS_MODULE,
 	.init		= bbr2_init,
 	.cong_control	= bbr2_main,
+	.skb_marked_lost = bbr2_skb_marked_lost,
 	.sndbuf_expand	= bbr2_sndbuf_expand,
 	.undo_cwnd	= bbr2_undo_cwnd,
 	.cwnd_event	= bbr2_cwnd_event,

@@ -73,6 +73,28 @@ static inline u32 bbr2_inflight_hi_on_loss(u32 tx_in_flight, u32 target_inflight
 	return max_t(u32, tx_in_flight, cut);
 }
 
+/* BBRInflightHiFromLostPacket() (v2 draft 4.5.6.2) and BBRInflightAtLoss()
+ * (v3 draft -06 5.5.10.2), for a lost packet P of `size` packets whose own
+ * numbers (P.tx_in_flight, C.lost - P.lost) showed too much loss: the volume
+ * in flight at which the loss rate crossed BBRLossThresh within P,
+ *   inflight_prev = tx_in_flight - size,  lost_prev = lost - size,
+ *   lost_prefix = (BBRLossThresh * inflight_prev - lost_prev) / (1 - BBRLossThresh),
+ *   inflight_prev + lost_prefix.
+ * lost_prefix is negative when the losses before P had crossed the threshold
+ * already; both drafts keep its sign (Google's code takes 0 then), so the
+ * volume may lie below inflight_prev; it is floored at 0 packets. Division
+ * truncates toward zero. Threshold in basis points.
+ */
+static inline u32 bbr2_inflight_at_loss(u32 tx_in_flight, u32 lost, u32 size, u32 thresh_bp)
+{
+	s64 inflight_prev = (s64)tx_in_flight - size;
+	s64 lost_prev = (s64)lost - size;
+	s64 v = inflight_prev + div64_s64((s64)thresh_bp * inflight_prev - 10000 * lost_prev,
+					  10000 - (s64)thresh_bp);
+
+	return v < 0 ? 0 : (u32)min_t(s64, v, BBR2_INF - 1);
+}
+
 /* BBRLossLowerBounds(): bw_lo = max(bw_latest, BBRBeta * bw_lo) and
  * inflight_lo = max(inflight_latest, BBRBeta * inflight_lo).
  */

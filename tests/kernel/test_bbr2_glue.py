@@ -147,6 +147,87 @@ def test_inflight_hi_follows_tx_in_flight_without_loss(glue, variant):
     g.free(sk)
 
 
+# --- per lost packet (v2 draft 4.5.6.2 BBRHandleLostPacket; v3 draft -06 5.5.10.2 HandleLostPacket) ----
+# The testbed kernel calls the module for each packet it marks lost (kernel/patches/20-tcp-skb-marked-lost.patch),
+# with tp->lost already counting it; the packet carries tx_in_flight and tp->lost from its transmission.
+ALL3 = pytest.mark.parametrize("variant", ["bbr2", "bbr3", "bbr2plus"])
+
+
+def lost_packet(g, sk, tx_in_flight, lost_since, **kw):
+    """Mark one packet lost whose own loss rate is lost_since (itself included) of tx_in_flight: the packets
+    lost since its transmission, tp->lost - P.lost, are `lost_since` once tp->lost counts it."""
+    assert g.mark_lost(sk, tx_in_flight, g.get(sk, TCP, "lost") + 1 - lost_since, **kw), "no skb_marked_lost"
+
+
+@ALL3
+@pytest.mark.parametrize("tx_in_flight, lost_since, inflight_hi", [
+    (120, 3, 119),   # 3/120 > 2 %; inflight_prev 119, lost_prev 2: prefix (2.38 - 2) / 0.98 -> 0
+    (200, 10, 194),  # 5 %; inflight_prev 199, lost_prev 9: prefix (3.98 - 9) / 0.98 = -5.1 -> -5
+    (50, 2, 70),     # 4 %; 49 + (0.98 - 1) / 0.98 -> 49, below 0.7 x BBRTargetInflight() = 70
+])
+def test_lost_packet_while_probing_sets_inflight_hi_where_the_loss_rate_crossed(glue, variant, tx_in_flight,
+                                                                              lost_since, inflight_hi):
+    """A packet sent while probing (bw_probe_samples) is marked lost, its own loss rate above 2 %: without
+    waiting for an ACK, inflight_hi = max(BBRInflightHiFromLostPacket / InflightAtLoss, BBRBeta x
+    BBRTargetInflight()) and ProbeBW_UP ends in DOWN (BBRHandleInflightTooHigh)."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, inflight=130, bw_probe_samples=1)
+    lost_packet(g, sk, tx_in_flight, lost_since)
+    assert state(g, sk) == DOWN
+    assert g.get(sk, BBR, "inflight_hi") == inflight_hi
+    assert g.get(sk, BBR, "bw_probe_samples") == 0
+    g.free(sk)
+
+
+@ALL3
+@pytest.mark.parametrize("case", ["loss rate 2 %", "not probing", "send record used up"])
+def test_lost_packet_leaves_the_bound_alone(glue, variant, case):
+    """No bound and no phase change: a loss rate of exactly 2 % is not above BBRLossThresh; a packet not sent
+    while probing (bw_probe_samples 0) returns before the check in both drafts; a packet whose send-time
+    record is not its own (has_rate_info 0) is not checked (Google's code: delivered_mstamp 0)."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, inflight=130, bw_probe_samples=int(case != "not probing"))
+    if case == "loss rate 2 %":
+        lost_packet(g, sk, 150, 3)
+    else:
+        lost_packet(g, sk, 120, 10, has_rate_info=case != "send record used up")
+    assert state(g, sk) == UP
+    assert g.get(sk, BBR, "inflight_hi") == INF
+    g.free(sk)
+
+
+@ALL3
+def test_app_limited_lost_packet_ends_the_probe_without_a_bound(glue, variant):
+    """BBRHandleInflightTooHigh() with rs.is_app_limited from the lost packet: the probe ends (DOWN,
+    bw_probe_samples 0) but inflight_hi is not set from an app-limited flight."""
+    g = glue(variant)
+    sk = connection(g, variant, UP, inflight=130, bw_probe_samples=1)
+    lost_packet(g, sk, 120, 10, app_limited=True)
+    assert state(g, sk) == DOWN
+    assert g.get(sk, BBR, "inflight_hi") == INF
+    g.free(sk)
+
+
+@BOTH
+def test_first_loss_of_a_round_restarts_the_loss_round_in_v3_only(glue, variant):
+    """v3 draft -06 NoteLoss(): at a round trip's first loss, BBR.loss_round_delivered = C.delivered and
+    loss_in_round = 1; later losses of the round leave it. The v2 draft has no NoteLoss(): its loss round
+    and loss_in_round follow the ACKs (BBRUpdateCongestionSignals)."""
+    g = glue(variant)
+    sk = connection(g, variant, CRUISE, loss_in_round=0)
+    lost_packet(g, sk, 100, 1)
+    g.set(sk, TCP, delivered=D + 50)
+    lost_packet(g, sk, 100, 2)
+    if variant == "bbr3":
+        assert g.get(sk, BBR, "loss_round_delivered") == D
+        assert g.get(sk, BBR, "loss_in_round") == 1
+    else:
+        assert g.get(sk, BBR, "loss_round_delivered") == D + 1
+        assert g.get(sk, BBR, "loss_in_round") == 0
+    assert state(g, sk) == CRUISE
+    g.free(sk)
+
+
 # --- cwnd bounded by the model, per state (BBRBoundCwndForModel) ---------------------------------------
 
 @BOTH

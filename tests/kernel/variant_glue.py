@@ -131,7 +131,8 @@ class Glue:
                                 ("glue_minmax", u32, [p, ctypes.c_int, ctypes.c_int, u32, u32]),
                                 ("glue_param_set", ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p]),
                                 ("glue_param_get", ctypes.c_longlong, [ctypes.c_char_p]),
-                                ("glue_cc_name", ctypes.c_char_p, [])):
+                                ("glue_cc_name", ctypes.c_char_p, []),
+                                ("glue_mark_lost", ctypes.c_int, [p, u32, u32, u32, ctypes.c_int, ctypes.c_int])):
             fn = getattr(dll, name)
             fn.restype, fn.argtypes = res, args
         self.jiffies = ctypes.c_ulong.in_dll(dll, "jiffies")
@@ -223,6 +224,12 @@ class Glue:
         """Set a module parameter as a sysfs write would; returns the module's result (0 or -errno)."""
         return self.dll.glue_param_set(name.encode(), str(value).encode())
 
+    def mark_lost(self, sk, tx_in_flight, tx_lost, segs=1, app_limited=False, has_rate_info=True):
+        """The stack marks a packet of `segs` packets lost (tcp_mark_skb_lost(): tp->lost counts it, then
+        the testbed kernel's skb_marked_lost operation), sent when tx_in_flight packets were in flight (it
+        included) and tp->lost was tx_lost. False if the module has no such operation."""
+        return self.dll.glue_mark_lost(sk, segs, tx_in_flight, tx_lost, int(app_limited), int(has_rate_info)) == 0
+
     def rtx_push(self, sk, departure_ns, segs=1):
         """Queue a segment (departure time departure_ns) as the newest of the retransmit queue."""
         self.dll.glue_rtx_push(sk, departure_ns, segs)
@@ -301,6 +308,23 @@ EXTRA_MUTATIONS = {
 # bbr2_main.h, which both include: (header, text of exactly one place in it, possibly several lines, its
 # wrong version).
 BBR2_MUTATIONS = {
+    "bbr2/3: no per-lost-packet handling (skb_marked_lost not registered)":
+        ("bbr2_main.h", "\t.skb_marked_lost = bbr2_skb_marked_lost,\n", ""),
+    "bbr2/3: a lost packet's loss rate without the packet itself":
+        ("bbr2_main.h", "rs.lost = tp->lost - scb->tx.lost;", "rs.lost = tp->lost - scb->tx.lost - 1;"),
+    "bbr2/3: inflight_hi from the lost packet's tx_in_flight, not where the loss rate crossed 2 %":
+        ("bbr2_main.h", "rs.tx_in_flight = bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost,",
+         "rs.tx_in_flight = 0 * bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost,"),
+    "bbr2/3: a lost packet checked whatever the phase (bw_probe_samples ignored)":
+        ("bbr2_main.h", "if (!b->bw_probe_samples || !scb->tx.has_rate_info)", "if (!scb->tx.has_rate_info)"),
+    "bbr2/3: a lost packet with a used-up send record checked":
+        ("bbr2_main.h", "if (!b->bw_probe_samples || !scb->tx.has_rate_info)", "if (!b->bw_probe_samples)"),
+    "bbr2/3: NoteLoss (loss round restarted at the first loss) in v2 too":
+        ("bbr2_main.h", "if (P(version) >= 3) {\n\t\tif (!b->loss_in_round)",
+         "if (P(version) >= 2) {\n\t\tif (!b->loss_in_round)"),
+    "bbr2/3: NoteLoss restarts the loss round at every loss":
+        ("bbr2_main.h", "if (!b->loss_in_round)\n\t\t\tb->loss_round_delivered = tp->delivered;",
+         "if (1)\n\t\t\tb->loss_round_delivered = tp->delivered;"),
     "bbr2/3: probe's loss rate over the packets delivered instead of tx_in_flight":
         ("bbr2_main.h", "if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight,",
          "if (bbr2_inflight_too_high(rs->lost, rs->delivered,"),

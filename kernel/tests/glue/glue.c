@@ -126,6 +126,26 @@ void glue_init(struct sock *sk) { GLUE_OPS.init(sk); }
 
 void glue_main(struct sock *sk, const struct rate_sample *rs) { GLUE_OPS.cong_control(sk, rs); }
 
+/* tcp_mark_skb_lost() with the testbed kernel's hook
+ * (kernel/patches/20-tcp-skb-marked-lost.patch): tp->lost counts a lost skb
+ * of `segs` packets sent with the given record, then the module hears of it.
+ * Returns 0, or -1 if the module has no such operation. */
+int glue_mark_lost(struct sock *sk, u32 segs, u32 tx_in_flight, u32 tx_lost,
+		   int app_limited, int has_rate_info)
+{
+	struct sk_buff skb = { .gso_segs = segs };
+
+	skb.cb.tx.in_flight = tx_in_flight;
+	skb.cb.tx.lost = tx_lost;
+	skb.cb.tx.is_app_limited = !!app_limited;
+	skb.cb.tx.has_rate_info = !!has_rate_info;
+	tcp_sk(sk)->lost += segs;
+	if (!GLUE_OPS.skb_marked_lost)
+		return -1;
+	GLUE_OPS.skb_marked_lost(sk, &skb);
+	return 0;
+}
+
 /* tcp_set_ca_state(): the module hears of the new state, then it is set. */
 void glue_set_ca_state(struct sock *sk, u8 state)
 {

@@ -199,11 +199,22 @@ static inline void *xa_erase_bh(struct xarray *xa, u32 id)
 #include <linux/win_minmax.h>
 
 /* the retransmit queue: a list from the newest segment back (rbtree order) */
+/* what the testbed kernel's tcp_rate_skb_sent() records in each skb
+ * (kernel/patches/10-tcp-rate-tx-in-flight.patch; only the fields read here) */
+struct tcp_skb_cb {
+	struct {
+		u8 is_app_limited:1, has_rate_info:1;
+		u32 in_flight;		/* packets in flight upon tx, the skb included */
+		u32 lost;		/* tp->lost upon tx */
+	} tx;
+};
 struct sk_buff {
 	u64 skb_mstamp_ns;	/* departure time (EDT) */
 	u32 gso_segs;		/* tcp_skb_pcount() */
 	struct sk_buff *prev;	/* next older segment */
+	struct tcp_skb_cb cb;
 };
+#define TCP_SKB_CB(skb) (&(skb)->cb)
 struct rb_root { struct sk_buff *newest; };
 static inline struct sk_buff *skb_rb_last(struct rb_root *q) { return q->newest; }
 static inline struct sk_buff *skb_rb_prev(struct sk_buff *skb) { return skb->prev; }
@@ -330,6 +341,7 @@ struct tcp_congestion_ops {
 	void (*init)(struct sock *sk);
 	void (*release)(struct sock *sk);
 	void (*cong_control)(struct sock *sk, const struct rate_sample *rs);
+	void (*skb_marked_lost)(struct sock *sk, const struct sk_buff *skb);
 	u32 (*sndbuf_expand)(struct sock *sk);
 	u32 (*undo_cwnd)(struct sock *sk);
 	void (*cwnd_event)(struct sock *sk, enum tcp_ca_event ev);
