@@ -29,7 +29,7 @@ import variant_glue as vg  # noqa: E402
 from bench_io import pytest_outcomes, write_text_atomic  # noqa: E402
 
 TESTS = ["tests/kernel/test_variant_glue.py", "tests/kernel/test_bbr2_glue.py",
-         "tests/kernel/test_bbr2plus_glue.py"]
+         "tests/kernel/test_bbr2_v2alpha_glue.py", "tests/kernel/test_bbr2plus_glue.py"]
 
 
 def run_tests(variants: pathlib.Path, junit: pathlib.Path) -> dict:

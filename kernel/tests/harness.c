@@ -139,6 +139,18 @@ u32 h_bbr2_inflight_at_loss(u32 tx_in_flight, u32 lost, u32 size, u32 thresh_bp)
 {
 	return bbr2_inflight_at_loss(tx_in_flight, lost, size, thresh_bp);
 }
+int h_bbr2_v2a_inflight_too_high(u32 lost, u32 tx_in_flight, u32 thresh_bp)
+{
+	return bbr2_v2a_inflight_too_high(lost, tx_in_flight, thresh_bp);
+}
+u32 h_bbr2_v2a_inflight_at_loss(u32 tx_in_flight, u32 lost, u32 size, u32 thresh_bp)
+{
+	return bbr2_v2a_inflight_at_loss(tx_in_flight, lost, size, thresh_bp);
+}
+int h_bbr2_v2a_up_done(u64 elapsed, u32 min_rtt, u32 inflight, u32 inflight_up)
+{
+	return bbr2_v2a_up_done(elapsed, min_rtt, inflight, inflight_up);
+}
 u32 h_bbr2_lower_bound_on_loss(u32 latest, u32 lo, u32 beta_pct)
 {
 	return bbr2_lower_bound_on_loss(latest, lo, beta_pct);

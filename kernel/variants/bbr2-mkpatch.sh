@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Write kernel/variants/bbr2.patch, bbr3.patch and bbr2plus.patch: each replaces Linux 6.1's
+# Write kernel/variants/bbr2.patch, bbr3.patch, bbr2_v2alpha.patch and bbr2plus.patch: each replaces Linux 6.1's
 # tcp_bbr.c by the algorithm comment below and the shared implementation
 # (bbr2_main.h, bbr2_math.h), registered under its own name with its own
 # parameter defaults (<name>_params.h from mininet/bbrlab/variants.yaml).
@@ -12,28 +12,40 @@ if [ -z "$orig" ]; then
   tar -xf /usr/src/linux-source-6.1.tar.xz -C "$tmp" linux-source-6.1/net/ipv4/tcp_bbr.c
   orig=$tmp/linux-source-6.1/net/ipv4/tcp_bbr.c
 fi
-for name in bbr2 bbr3 bbr2plus; do
+for name in bbr2 bbr3 bbr2_v2alpha bbr2plus; do
   {
     if [ "$name" = bbr2plus ]; then
       sed -n '/^@@COMMENT_PLUS@@$/,/^@@END@@$/p' "$0" | sed '1d;$d'
+    fi
+    if [ "$name" = bbr2plus ] || [ "$name" = bbr2_v2alpha ]; then
+      sed -n '/^@@COMMENT_V2ALPHA@@$/,/^@@END@@$/p' "$0" | sed '1d;$d'
     fi
     sed -n '/^@@COMMENT@@$/,/^@@END@@$/p' "$0" | sed '1d;$d'
     printf '#include <linux/module.h>\n#include <linux/random.h>\n#include <linux/inet_diag.h>\n#include <net/tcp.h>\n'
     if [ "$name" = bbr2plus ]; then
       printf '#include <linux/xarray.h>\n\n#define BBR2_PLUS 1\n'
     fi
+    if [ "$name" = bbr2_v2alpha ]; then
+      printf '\n#define BBR2_V2ALPHA 1\n'
+    fi
     printf '\n#define BBR2_NAME "%s"\n\n#include "variant_param.h"\n#include "%s_params.h"\n#include "bbr2_main.h"\n\n' "$name" "$name"
     case $name in
       bbr2plus) desc='TCP BBRv2+ (delay-guided probing on BBR version 2), from its authors'"'"' description (testbed module bbr2plus)' ;;
+      bbr2_v2alpha) desc="TCP BBR version 2 as Google's v2alpha code runs it (testbed module bbr2_v2alpha)" ;;
       *) desc="TCP BBR version ${name#bbr}, from the IETF drafts (testbed module $name)" ;;
     esac
     printf 'MODULE_DESCRIPTION("%s");\n' "$desc"
   } > "$tmp/new.c"
   {
     if [ "$name" = bbr2plus ]; then
-      echo "bbr2plus: BBRv2+ (Yang et al.) on the bbr2 machinery; replaces tcp_bbr.c."
+      echo "bbr2plus: BBRv2+ (Yang et al.) on the bbr2_v2alpha machinery; replaces tcp_bbr.c."
       echo "The algorithm comment is the file's first hunk; the code is in bbr2_main.h"
-      echo "(its BBR2_PLUS parts) and bbr2_math.h, shared with bbr2 and bbr3; parameter"
+      echo "(its BBR2_PLUS and BBR2_V2A parts) and bbr2_math.h, shared with bbr2 and bbr3; parameter"
+      echo "defaults in mininet/bbrlab/variants.yaml. Written by kernel/variants/bbr2-mkpatch.sh."
+    elif [ "$name" = bbr2_v2alpha ]; then
+      echo "bbr2_v2alpha: BBR version 2 with the mechanisms of Google's v2alpha code; replaces"
+      echo "tcp_bbr.c. The algorithm comment is the file's first hunk; the code is in bbr2_main.h"
+      echo "(its BBR2_V2A parts) and bbr2_math.h, shared with bbr2 and bbr3; parameter"
       echo "defaults in mininet/bbrlab/variants.yaml. Written by kernel/variants/bbr2-mkpatch.sh."
     else
       echo "$name: BBR version ${name#bbr}, written from the IETF drafts; replaces tcp_bbr.c."
@@ -143,6 +155,47 @@ exit 0
  * Google's code corrects to the earliest departure time); the max-bw filter
  * advances at the end of each probe's feedback round (the drafts), not at
  * Google's points.
+ */
+@@END@@
+
+@@COMMENT_V2ALPHA@@
+/* Google's BBRv2 alpha (module bbr2_v2alpha; BBRv2+ is built on it) for
+ * the testbed: BBR version 2 as Google's code of July 2019 runs it
+ * (github.com/google/bbr, branch v2alpha, net/ipv4/tcp_bbr2.c, the "BBRv2"
+ * of the papers of 2019-2022; read to learn, not copied), written here on
+ * the bbr2 module below (bbr2_main.h's BBR2_V2A parts) with v2alpha's
+ * constants as defaults (ProbeBW_DOWN at 0.75, Startup at 2.885, Drain at
+ * 1/2.885, 8 loss events end Startup). Where v2alpha's mechanisms differ
+ * from the v2 draft's, it follows v2alpha:
+ *   - no recovery step: neither packet conservation nor the newly lost
+ *     packets taken off cwnd in fast recovery; cwnd is restored to its
+ *     saved value only after an RTO (leaving Loss), not after fast recovery;
+ *   - precautionary probing: after a probe ended in too much loss, the next
+ *     one stops at inflight_hi, and if its feedback brings no excess loss,
+ *     probes again at once from REFILL;
+ *   - a round trip's first lost packet restarts the loss round (as v3);
+ *   - the loss threshold on its 1/256 scale, 5/256 = 1.95 %, and a lost
+ *     packet's bound from its loss budget rounded up, never below the
+ *     volume before it;
+ *   - in-flight volumes at the earliest departure time, before the ACK, in
+ *     ProbeBW's exits (UP: at least 1.25 BDP, or inflight_hi after a lossy
+ *     probe; DOWN: within the headroom and the BDP) and at the earliest
+ *     departure time in Drain's exit;
+ *   - Startup's loss exit checked before the bandwidth plateau, with
+ *     inflight_hi = BBRInflight(max_bw, 1); entering Drain resets the
+ *     round's congestion signals and sets ssthresh to that volume;
+ *   - extra_acked over 1-2 rounds in Startup; Startup's cwnd grows while
+ *     below the target or twice the initial cwnd;
+ *   - the send quantum's 64 KB >> (min_rtt / 512 us) bonus in the
+ *     quantization budget, and the budget in the target in-flight;
+ *   - an RTT equal to the minimum renews the ProbeRTT timer, and once it
+ *     has expired a delayed ACK's RTT does not replace the minimum;
+ *   - an RTO outside probing starts inflight_lo from the saved cwnd; CRUISE
+ *     clamps inflight_lo to inflight_hi; the max-bw filter keeps its old
+ *     window while the current one has no sample.
+ * Not copied (kernel/variants/README.md): BBRBeta 180/256 and the headroom
+ * 38/256 (0.70 and 15 % here), undo's restored bounds, the app-limited
+ * fast path, the receiver's fast_ack_mode, ECN.
  */
 @@END@@
 

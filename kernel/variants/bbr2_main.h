@@ -13,6 +13,19 @@
  */
 #include "bbr2_math.h"
 
+/* BBR2_V2A: Google's BBRv2 alpha code (github.com/google/bbr, branch
+ * v2alpha, net/ipv4/tcp_bbr2.c: "BBRv2" in the papers of 2019-2022) where its
+ * mechanisms differ from the v2 draft's, for the bbr2_v2alpha module and for
+ * BBRv2+ (bbr2plus), which its authors wrote on that code. Each place says
+ * what v2alpha does; kernel/variants/README.md lists the places and what is
+ * not copied.
+ */
+#if defined(BBR2_V2ALPHA) || defined(BBR2_PLUS)
+#define BBR2_V2A 1
+#else
+#define BBR2_V2A 0
+#endif
+
 /* The v3 draft's ACK phases (how the ACK stream relates to bw probing). */
 enum bbr2_ack_phase {
 	BBR2_ACKS_INIT,
@@ -272,12 +285,18 @@ static u32 bbr2_min_tso_segs(struct sock *sk)
 	return sk->sk_pacing_rate < (bbr2_min_tso_rate >> 3) ? 1 : 2;
 }
 
-/* BBRSetSendQuantum(), in TSO segments (as Linux's tcp_bbr.c). */
+/* BBRSetSendQuantum(), in TSO segments (as Linux's tcp_bbr.c). v2alpha
+ * (bbr_tso_segs_generic(), tso_rtt_shift 9) adds 64 KB >> (min_rtt / 512 us)
+ * to the bytes per quantum: at a 1 ms min_rtt 32 KB, nothing from 16 ms on.
+ */
 static u32 bbr2_tso_segs(struct sock *sk)
 {
-	u32 bytes = min_t(unsigned long, sk->sk_pacing_rate >> READ_ONCE(sk->sk_pacing_shift),
-			  GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
+	unsigned long bytes = sk->sk_pacing_rate >> READ_ONCE(sk->sk_pacing_shift);
+	u32 r = ((struct bbr2 *)inet_csk_ca(sk))->min_rtt_us >> 9;
 
+	if (BBR2_V2A && r < 32)
+		bytes += GSO_LEGACY_MAX_SIZE >> r;
+	bytes = min_t(unsigned long, bytes, GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
 	return min(max_t(u32, bytes / tcp_sk(sk)->mss_cache, bbr2_min_tso_segs(sk)), 0x7FU);
 }
 
@@ -305,14 +324,35 @@ static u32 bbr2_inflight(struct sock *sk, u32 bw, u32 gain)
 	return bbr2_quantization_budget(sk, bbr2_bdp(bw, b->min_rtt_us, gain));
 }
 
-/* BBRTargetInflight(): min(BBR.bdp, cwnd). */
+/* BBRTargetInflight(): min(BBR.bdp, cwnd); v2alpha: the BDP with the
+ * quantization budget (BBRInflight(bw, 1)).
+ */
 static u32 bbr2_target_inflight(struct sock *sk)
 {
 	struct bbr2 *b = inet_csk_ca(sk);
 	u32 bdp = b->min_rtt_us == ~0U ? TCP_INIT_CWND :
+		  BBR2_V2A ? bbr2_inflight(sk, bbr2_bw(b), BBR_UNIT) :
 		  bbr2_bdp(bbr2_bw(b), b->min_rtt_us, BBR_UNIT);
 
 	return min(bdp, tcp_snd_cwnd(tcp_sk(sk)));
+}
+
+/* v2alpha's in-flight volume at the earliest departure time (as Linux's
+ * bbr_packets_in_net_at_edt()): what will still be in flight when the next
+ * packet leaves, the packets in flight less those the model's bw delivers
+ * until then, plus one send quantum while the pacing gain is above 1.
+ */
+static u32 bbr2_packets_in_net_at_edt(struct sock *sk, u32 inflight_now)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr2 *b = inet_csk_ca(sk);
+	u64 now_ns = tp->tcp_clock_cache, edt_ns = max(tp->tcp_wstamp_ns, now_ns);
+	u64 delivered = ((u64)bbr2_bw(b) * div_u64(edt_ns - now_ns, NSEC_PER_USEC)) >> BW_SCALE;
+	u32 inflight = inflight_now;
+
+	if (b->pacing_gain > BBR_UNIT)
+		inflight += bbr2_tso_segs(sk);
+	return delivered >= inflight ? 0 : inflight - (u32)delivered;
 }
 
 static void bbr2_set_gains(struct bbr2 *b, u32 pacing, u32 cwnd)
@@ -408,6 +448,8 @@ static void bbr2_start_probe_bw_cruise(struct sock *sk)
 
 	if (bbr2p_switch_at_cruise(sk))
 		return;
+	if (BBR2_V2A && b->inflight_lo != BBR2_INF)	/* v2alpha: lo within hi */
+		b->inflight_lo = min(b->inflight_lo, b->inflight_hi);
 	b->state = BBR2_PROBE_BW_CRUISE;
 	bbr2p_set_phase(sk, BBR2P_NONE);
 	bbr2_set_gains(b, BBR_UNIT, bbr2_default_cwnd_gain);
@@ -628,9 +670,13 @@ static void bbr2_update_round_and_max_bw(struct sock *sk, const struct rate_samp
 		b->bw_hi[1] = max(b->bw_hi[1], sample_bw);
 }
 
-/* BBRAdvanceMaxBwFilter(). */
+/* BBRAdvanceMaxBwFilter(); v2alpha keeps the old window while the current
+ * one holds no sample.
+ */
 static void bbr2_advance_max_bw_filter(struct bbr2 *b)
 {
+	if (BBR2_V2A && !b->bw_hi[1])
+		return;
 	b->bw_hi[0] = b->bw_hi[1];
 	b->bw_hi[1] = 0;
 }
@@ -812,7 +858,8 @@ static void bbr2_update_ack_aggregation(struct sock *sk, const struct rate_sampl
 	if (rs->acked_sacked <= 0 || rs->delivered < 0 || rs->interval_us <= 0)
 		return;
 	if (b->round_start) {
-		u32 half_win = P(version) >= 3 && !b->filled_pipe ? 1 : bbr2_extra_acked_win / 2;
+		u32 half_win = (P(version) >= 3 || BBR2_V2A) && !b->filled_pipe ? 1 :
+			       bbr2_extra_acked_win / 2;	/* v2alpha: extra_acked_in_startup */
 
 		b->extra_acked_win_rtts = min(0x1FU, b->extra_acked_win_rtts + 1U);
 		if (b->extra_acked_win_rtts >= half_win) {
@@ -886,11 +933,14 @@ static void bbr2_check_startup_high_loss(struct sock *sk, const struct rate_samp
 	if (b->filled_pipe || b->state != BBR2_STARTUP || !b->loss_round_start ||
 	    inet_csk(sk)->icsk_ca_state != TCP_CA_Recovery)
 		return;
-	if (bbr2_startup_high_loss(b->loss_events_in_round, P(full_loss_cnt), rs->lost,
+	if (BBR2_V2A ? P(full_loss_cnt) && b->loss_events_in_round >= P(full_loss_cnt) &&
+		       bbr2_v2a_inflight_too_high(rs->lost, rs->tx_in_flight, P(loss_thresh_bp)) :
+	    bbr2_startup_high_loss(b->loss_events_in_round, P(full_loss_cnt), rs->lost,
 				   rs->tx_in_flight, P(loss_thresh_bp))) {
 		b->filled_pipe = 1;
-		b->inflight_hi = max(bbr2_bdp(bbr2_max_bw(b), b->min_rtt_us, BBR_UNIT),
-				     b->inflight_latest);
+		/* v2alpha (bbr2_handle_queue_too_high_in_startup()): BBRInflight(max_bw, 1) */
+		b->inflight_hi = BBR2_V2A ? bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT) :
+			max(bbr2_bdp(bbr2_max_bw(b), b->min_rtt_us, BBR_UNIT), b->inflight_latest);
 	}
 }
 
@@ -906,15 +956,23 @@ static void bbr2_check_startup_and_drain(struct sock *sk)
 	struct bbr2 *b = inet_csk_ca(sk);
 	u32 cwnd_gain = pct_gain(P(startup_cwnd_gain_pct));
 
+	u32 inflight = tcp_packets_in_flight(tcp_sk(sk));
+
 	if (b->state == BBR2_STARTUP && b->filled_pipe) {
 		b->state = BBR2_DRAIN;		/* BBREnterDrain() */
 		b->drain_rounds = 0;
 		bbr2_set_gains(b, BBR_UNIT * BBR_UNIT / cwnd_gain, cwnd_gain);
+		if (BBR2_V2A) {	/* v2alpha's bbr_check_drain() */
+			tcp_sk(sk)->snd_ssthresh = bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT);
+			bbr2_reset_congestion_signals(b);
+		}
 	} else if (b->state == BBR2_DRAIN && b->round_start && b->drain_rounds < 7) {
 		b->drain_rounds++;
 	}
+	if (BBR2_V2A)
+		inflight = bbr2_packets_in_net_at_edt(sk, inflight);
 	if (b->state == BBR2_DRAIN &&
-	    (tcp_packets_in_flight(tcp_sk(sk)) <= bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT) ||
+	    (inflight <= bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT) ||
 	     (P(version) >= 3 && b->drain_rounds > bbr2_drain_max_rounds)))
 		bbr2_enter_probe_bw(sk);
 }
@@ -925,7 +983,7 @@ static void bbr2_handle_inflight_too_high(struct sock *sk, const struct rate_sam
 	struct bbr2 *b = inet_csk_ca(sk);
 
 	b->bw_probe_samples = 0;
-	if (P(version) >= 3)
+	if (P(version) >= 3 || BBR2_V2A)	/* v3 draft -06; v2alpha */
 		b->prev_probe_too_high = 1;
 	if (!rs->is_app_limited)
 		b->inflight_hi = bbr2_inflight_hi_on_loss(rs->tx_in_flight,
@@ -957,6 +1015,16 @@ static void bbr2_probe_inflight_hi_upward(struct sock *sk, const struct rate_sam
 		bbr2_raise_inflight_hi_slope(sk);
 }
 
+/* IsInflightTooHigh() at BBRLossThresh, loss_thresh_bp; v2alpha on its
+ * 1/256 scale (5/256 for 2 %).
+ */
+static int bbr2_loss_too_high(u32 lost, u32 tx_in_flight)
+{
+	if (BBR2_V2A)
+		return bbr2_v2a_inflight_too_high(lost, tx_in_flight, P(loss_thresh_bp));
+	return bbr2_inflight_too_high(lost, tx_in_flight, P(loss_thresh_bp));
+}
+
 /* BBRAdaptUpperBounds() with BBRCheckInflightTooHigh() (v3 draft -06:
  * AdaptLongTermModel(), with its precautionary-probing acceleration: once
  * the feedback of a probe stopped early at the risky inflight_hi
@@ -974,13 +1042,13 @@ static bool bbr2_adapt_upper_bounds(struct sock *sk, const struct rate_sample *r
 		b->ack_phase = BBR2_ACKS_INIT;
 		if (bbr2_in_probe_bw(b) && !rs->is_app_limited && !bbr2p_delay(sk))
 			bbr2_advance_max_bw_filter(b);	/* BBRv2+: on RTT rises instead */
-		if (P(version) >= 3 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&
-		    !b->prev_probe_too_high) {
+		if ((P(version) >= 3 || BBR2_V2A) && bbr2_in_probe_bw(b) &&
+		    b->prev_probe_precautionary && !b->prev_probe_too_high) {
 			bbr2_start_probe_bw_refill(sk);
 			return true;
 		}
 	}
-	if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight, P(loss_thresh_bp))) {
+	if (bbr2_loss_too_high(rs->lost, rs->tx_in_flight)) {
 		if (b->bw_probe_samples)
 			bbr2_handle_inflight_too_high(sk, rs);
 		return false;
@@ -1015,7 +1083,7 @@ static void bbr2_skb_marked_lost(struct sock *sk, const struct sk_buff *skb)
 	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
 	struct rate_sample rs = {};
 
-	if (P(version) >= 3) {
+	if (P(version) >= 3 || BBR2_V2A) {	/* v3 draft; v2alpha too */
 		if (!b->loss_in_round)
 			b->loss_round_delivered = tp->delivered;
 		b->loss_in_round = 1;
@@ -1025,9 +1093,12 @@ static void bbr2_skb_marked_lost(struct sock *sk, const struct sk_buff *skb)
 	rs.tx_in_flight = scb->tx.in_flight;
 	rs.lost = tp->lost - scb->tx.lost;
 	rs.is_app_limited = scb->tx.is_app_limited;
-	if (bbr2_inflight_too_high(rs.lost, rs.tx_in_flight, P(loss_thresh_bp))) {
-		rs.tx_in_flight = bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost,
-							tcp_skb_pcount(skb), P(loss_thresh_bp));
+	if (bbr2_loss_too_high(rs.lost, rs.tx_in_flight)) {
+		rs.tx_in_flight = BBR2_V2A ?
+			bbr2_v2a_inflight_at_loss(rs.tx_in_flight, rs.lost, tcp_skb_pcount(skb),
+						  P(loss_thresh_bp)) :
+			bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost, tcp_skb_pcount(skb),
+					      P(loss_thresh_bp));
 		bbr2_handle_inflight_too_high(sk, &rs);
 	}
 }
@@ -1109,7 +1180,10 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 {
 	struct bbr2 *b = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 inflight = tcp_packets_in_flight(tp);
+	/* v2alpha: the packets in flight before this ACK, at the earliest departure time */
+	u32 inflight = BBR2_V2A ? bbr2_packets_in_net_at_edt(sk, rs->prior_in_flight) :
+			   tcp_packets_in_flight(tp);
+	bool risky = false;
 	int go;
 
 	if (!b->filled_pipe)
@@ -1146,11 +1220,14 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 		}
 		break;
 	case BBR2_PROBE_BW_UP:
-		if (P(version) >= 3 && b->prev_probe_too_high && inflight >= b->inflight_hi) {
-			/* v3 draft -06 IsTimeToGoDown(): precautionary
-			 * deceleration at the inflight_hi of the last lossy probe.
+		if ((P(version) >= 3 || BBR2_V2A) && b->prev_probe_too_high &&
+		    inflight >= b->inflight_hi) {
+			/* v3 draft -06 IsTimeToGoDown(), v2alpha's stopped_risky_probe:
+			 * precautionary deceleration at the inflight_hi of the
+			 * last lossy probe.
 			 */
 			b->prev_probe_precautionary = 1;
+			risky = true;
 			go = 1;
 		} else if (P(version) >= 3) {
 			go = bbr2_up_done_v3(bbr2_is_cwnd_limited(sk), tcp_snd_cwnd(tp),
@@ -1159,11 +1236,14 @@ static void bbr2_update_probe_bw_cycle_phase(struct sock *sk, const struct rate_
 				bbr2_reset_full_bw(b);
 				b->full_bw = sample_bw;
 			}
+		} else if (BBR2_V2A) {
+			go = bbr2_v2a_up_done(bbr2_elapsed_in_phase(sk), b->min_rtt_us, inflight,
+					      bbr2_inflight(sk, bbr2_max_bw(b), bbr2_up_pacing_gain));
 		} else {
 			go = bbr2_up_done_v2(bbr2_elapsed_in_phase(sk), b->min_rtt_us, inflight,
 					     bbr2_inflight(sk, bbr2_max_bw(b), bbr2_up_pacing_gain));
 		}
-		if (go > 0 && P(version) < 3 && bbr2p_delay(sk)) {
+		if (go > 0 && !risky && P(version) < 3 && bbr2p_delay(sk)) {
 			bbr2p_start_post_up(sk);	/* BBRv2+: the probe's RTT feedback */
 		} else if (go > 0) {
 			b->prev_probe_too_high = 0;	/* v3 draft -06: no high loss (yet) */
@@ -1184,11 +1264,16 @@ static bool bbr2_update_min_rtt(struct sock *sk, const struct rate_sample *rs)
 	bool probe_rtt_expired = after(tcp_jiffies32, b->probe_rtt_min_stamp +
 				       msecs_to_jiffies(bbr2_probe_rtt_win_ms));
 
-	if (rs->rtt_us >= 0 && (rs->rtt_us < b->probe_rtt_min_us || probe_rtt_expired)) {
+	/* v2alpha: an RTT equal to the minimum renews it too, and once the
+	 * ProbeRTT interval has expired a delayed ACK's RTT does not replace it.
+	 */
+	if (rs->rtt_us >= 0 &&
+	    (BBR2_V2A ? rs->rtt_us <= b->probe_rtt_min_us || (probe_rtt_expired && !rs->is_ack_delayed) :
+	     rs->rtt_us < b->probe_rtt_min_us || probe_rtt_expired)) {
 		b->probe_rtt_min_us = rs->rtt_us;
 		b->probe_rtt_min_stamp = tcp_jiffies32;
 	}
-	if (b->probe_rtt_min_us < b->min_rtt_us ||
+	if ((BBR2_V2A ? b->probe_rtt_min_us <= b->min_rtt_us : b->probe_rtt_min_us < b->min_rtt_us) ||
 	    after(tcp_jiffies32, b->min_rtt_stamp + bbr2_min_rtt_win_sec * HZ)) {
 		b->min_rtt_us = b->probe_rtt_min_us;
 		b->min_rtt_stamp = b->probe_rtt_min_stamp;
@@ -1273,7 +1358,7 @@ static bool bbr2_cwnd_for_recovery(struct sock *sk, const struct rate_sample *rs
 	struct bbr2 *b = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	u8 prev_state = b->prev_ca_state, state = inet_csk(sk)->icsk_ca_state;
-	bool v2 = P(version) < 3;
+	bool v2 = P(version) < 3 && !BBR2_V2A;	/* v2alpha: no recovery step */
 	u32 cwnd = tcp_snd_cwnd(tp);
 
 	if (v2 && rs->losses > 0)
@@ -1282,8 +1367,9 @@ static bool bbr2_cwnd_for_recovery(struct sock *sk, const struct rate_sample *rs
 		b->packet_conservation = 1;
 		bbr2_start_round(sk);
 		cwnd = tcp_packets_in_flight(tp) + acked;
-	} else if (prev_state >= TCP_CA_Recovery && state < TCP_CA_Recovery) {
-		cwnd = max(cwnd, b->prior_cwnd);
+	} else if (BBR2_V2A ? prev_state == TCP_CA_Loss && state != TCP_CA_Loss :
+		   prev_state >= TCP_CA_Recovery && state < TCP_CA_Recovery) {
+		cwnd = max(cwnd, b->prior_cwnd);	/* v2alpha: only after an RTO */
 		b->packet_conservation = 0;
 	}
 	b->prev_ca_state = state;
@@ -1315,8 +1401,9 @@ static void bbr2_set_cwnd(struct sock *sk, const struct rate_sample *rs)
 		goto set;
 	if (b->filled_pipe)
 		cwnd = min(cwnd + acked, max_inflight);
-	else if (cwnd < max_inflight || tp->delivered < TCP_INIT_CWND)
-		cwnd = cwnd + acked;
+	else if (cwnd < max_inflight ||
+		 (BBR2_V2A ? cwnd < 2 * TCP_INIT_CWND : tp->delivered < TCP_INIT_CWND))
+		cwnd = cwnd + acked;	/* v2alpha: below twice the initial cwnd */
 	cwnd = max_t(u32, cwnd, BBR2_MIN_PIPE_CWND);
 set:
 	tcp_snd_cwnd_set(tp, min(cwnd, tp->snd_cwnd_clamp));
@@ -1346,8 +1433,11 @@ static void bbr2_main(struct sock *sk, const struct rate_sample *rs)
 	bbr2p_on_ack(sk, rs, sample_bw);
 	bbr2_update_congestion_signals(sk, rs);
 	bbr2_update_ack_aggregation(sk, rs);
+	if (BBR2_V2A)		/* v2alpha checks the loss exit first */
+		bbr2_check_startup_high_loss(sk, rs);
 	bbr2_check_full_bw(sk, rs, sample_bw);
-	bbr2_check_startup_high_loss(sk, rs);
+	if (!BBR2_V2A)
+		bbr2_check_startup_high_loss(sk, rs);
 	bbr2_check_startup_and_drain(sk);
 	bbr2_update_probe_bw_cycle_phase(sk, rs, sample_bw);
 	probe_rtt_expired = bbr2_update_min_rtt(sk, rs);
@@ -1510,6 +1600,11 @@ static void bbr2_set_state(struct sock *sk, u8 new_state)
 		b->prev_ca_state = TCP_CA_Loss;
 		b->full_bw = 0;
 		b->round_start = 1;
+		/* v2alpha: outside probing, inflight_lo starts from the cwnd
+		 * before the RTO (saved by ssthresh()), not the one after it
+		 */
+		if (BBR2_V2A && !bbr2_is_probing_bw(b->state) && b->inflight_lo == BBR2_INF)
+			b->inflight_lo = b->prior_cwnd;
 	}
 }
 

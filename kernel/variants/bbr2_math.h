@@ -95,6 +95,59 @@ static inline u32 bbr2_inflight_at_loss(u32 tx_in_flight, u32 lost, u32 size, u3
 	return v < 0 ? 0 : (u32)min_t(s64, v, BBR2_INF - 1);
 }
 
+/* Google's BBRv2 alpha code (github.com/google/bbr, branch v2alpha,
+ * net/ipv4/tcp_bbr2.c; the bbr2_v2alpha module and BBRv2+ built on it) on
+ * its 1/256 scale: the loss threshold is "2 %" as 256 * 2 / 100 = 5, so
+ * 5/256 = 1.95 %, derived here from the same basis points
+ * (thresh_bp * 256 / 10000, truncated).
+ */
+static inline u32 bbr2_v2a_thresh(u32 thresh_bp)
+{
+	return thresh_bp * 256 / 10000;
+}
+
+/* v2alpha's bbr2_is_inflight_too_high(): losses above tx_in_flight * thresh
+ * (the product truncated on the 1/256 scale), none without losses or
+ * without packets in flight at the send.
+ */
+static inline int bbr2_v2a_inflight_too_high(u32 lost, u32 tx_in_flight, u32 thresh_bp)
+{
+	return lost > 0 && tx_in_flight &&
+	       lost > (u32)(((u64)tx_in_flight * bbr2_v2a_thresh(thresh_bp)) >> 8);
+}
+
+/* v2alpha's in-flight volume at which a lost packet of `size` packets
+ * crossed the threshold: the loss budget of the packets in flight before it,
+ * rounded up; if the losses before it had used it up, the volume before it,
+ * else that volume plus the budget's remainder / (1 - thresh). BBR2_INF (no
+ * bound) when the counts are impossible (fewer in flight or lost than the
+ * packet itself), as Google's code returns ~0U there.
+ */
+static inline u32 bbr2_v2a_inflight_at_loss(u32 tx_in_flight, u32 lost, u32 size, u32 thresh_bp)
+{
+	u32 thresh = bbr2_v2a_thresh(thresh_bp), inflight_prev, lost_prev;
+	u64 budget, prefix = 0;
+
+	if (tx_in_flight < size || lost < size || thresh >= 256)
+		return BBR2_INF;
+	inflight_prev = tx_in_flight - size;
+	lost_prev = lost - size;
+	budget = ((u64)inflight_prev * thresh + 255) >> 8;
+	if (lost_prev < budget)
+		prefix = div64_u64((budget - lost_prev) << 8, 256 - thresh);
+	return (u32)min_t(u64, inflight_prev + prefix, BBR2_INF);
+}
+
+/* v2alpha's ProbeBW_UP exit (bbr2_update_cycle_phase(), case UP, without
+ * the precautionary stop): a min_rtt elapsed in UP and the in-flight volume
+ * (at the earliest departure time) at least BBRInflight(max_bw, 1.25).
+ */
+static inline int bbr2_v2a_up_done(u64 elapsed_us, u32 min_rtt_us, u32 inflight,
+				   u32 inflight_at_up_gain)
+{
+	return elapsed_us > min_rtt_us && inflight >= inflight_at_up_gain;
+}
+
 /* BBRLossLowerBounds(): bw_lo = max(bw_latest, BBRBeta * bw_lo) and
  * inflight_lo = max(inflight_latest, BBRBeta * inflight_lo).
  */

@@ -191,8 +191,8 @@ FIG06 = {("bbr", 40, 2): (18.0, 72.0), ("bbr", 40, 16): (45.0, 45.0), ("bbr", 40
          ("bbr_fca", 40, 64): (46.0, 46.0), ("bbr_fca", 80, 64): (46.0, 46.0),
          ("bbr_fca", 80, 128): (80.0, 15.0),
          # BBRv2: fair at the small buffers, not at the large ones, the same share at 40 ms
-         ("bbr2", 40, 2): (46.0, 46.0), ("bbr2", 40, 16): (46.0, 46.0), ("bbr2", 40, 64): (70.0, 22.0),
-         ("bbr2", 80, 64): (70.0, 22.0), ("bbr2", 80, 128): (80.0, 15.0),
+         ("bbr2_v2alpha", 40, 2): (46.0, 46.0), ("bbr2_v2alpha", 40, 16): (46.0, 46.0), ("bbr2_v2alpha", 40, 64): (70.0, 22.0),
+         ("bbr2_v2alpha", 80, 64): (70.0, 22.0), ("bbr2_v2alpha", 80, 128): (80.0, 15.0),
          # BBRv2+: unfair at the quite small buffers at 20 ms, fair at 1 BDP at 40 ms
          ("bbr2plus", 40, 2): (18.0, 72.0), ("bbr2plus", 40, 16): (46.0, 46.0),
          ("bbr2plus", 40, 64): (46.0, 46.0), ("bbr2plus", 80, 1): (46.0, 46.0),
@@ -202,13 +202,13 @@ FIG05_RATIO = {2: 0.8, 16: 1.0, 64: 1.0}             # model / measured in the B
 FIG07 = {("bbr", 40): [0.9, 0.65, 0.5], ("bbr_fca", 40): [0.9 * 1.062, 0.65 * 1.5, 0.5 * 1.954],
          ("bbr", 80): [0.6, 0.4, 0.25], ("bbr_fca", 80): [0.6 * 1.456, 0.4 * 2.0, 0.25 * 3.47],
          # BBRv2 from the paper's own "-4.6 % to 96.5 %" and "22.0 % to 281.4 %"
-         ("bbr2", 40): [0.9 * 0.954, 0.65 * 1.3, 0.5 * 1.965], ("bbr2", 80): [0.6 * 1.22, 0.4 * 2.0, 0.25 * 3.814],
+         ("bbr2_v2alpha", 40): [0.9 * 0.954, 0.65 * 1.3, 0.5 * 1.965], ("bbr2_v2alpha", 80): [0.6 * 1.22, 0.4 * 2.0, 0.25 * 3.814],
          # BBRv2+ from the paper's "6.1 % to 79.3 %" and "44.0 % to 232.9 %"
          ("bbr2plus", 40): [0.9 * 1.061, 0.65 * 1.4, 0.5 * 1.793],
          ("bbr2plus", 80): [0.6 * 1.44, 0.4 * 2.0, 0.25 * 3.329]}
 FIG08 = {("bbr_fca", 40): [0.88, 0.9, 0.92], ("bbr", 40): [0.88 / 0.978, 0.9 / 1.1, 0.92 / 1.279],
          ("bbr_fca", 80): [0.85, 0.9, 0.95], ("bbr", 80): [0.85 / 1.456, 0.9 / 1.2, 0.95 / 0.983],
-         ("bbr2", 40): [0.8, 0.85, 0.9], ("bbr2", 80): [0.8, 0.85, 0.9],     # Fig. 12: "similar to Fig. 8"
+         ("bbr2_v2alpha", 40): [0.8, 0.85, 0.9], ("bbr2_v2alpha", 80): [0.8, 0.85, 0.9],     # Fig. 12: "similar to Fig. 8"
          ("bbr2plus", 40): [0.8, 0.85, 0.9], ("bbr2plus", 80): [0.8, 0.85, 0.9]}
 # Fig. 9/13: BBRv2's and BBRv2+'s index over m = 1, 2, 3 (falling as m grows, the same at both delays)
 FIG09_BBR2 = [0.97, 0.9, 0.8]
@@ -219,12 +219,12 @@ CONTRA_JAIN = 0.55
 def v2alpha_params() -> dict:
     """The module parameters the specs give the BBRv2 series (utsumi2022_fig06_10.yaml)."""
     runs = expand_spec(SPEC_DIR / "utsumi2022_fig06_10.yaml", "paper")
-    return next(r["flows"][1]["module_params"] for r in runs if r["flows"][1]["cc"] == "bbr2")
+    return next(r["flows"][1]["module_params"] for r in runs if r["flows"][1]["cc"] == "bbr2_v2alpha")
 
 
 def mp(cc: str) -> str:
     """The module_params part of a point name, as spec.py writes it."""
-    params = v2alpha_params() if cc == "bbr2" else {}
+    params = v2alpha_params() if cc == "bbr2_v2alpha" else {}
     return "_".join(f"{k}-{v}" for k, v in sorted(params.items())) or "none"
 
 
@@ -251,7 +251,7 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
     # ---- Figs. 5, 6, 10
     for (cc, rtt, bdp), (cubic, other) in FIG06.items():
         if contradict:
-            fair = cc in ("bbr", "bbr2") or (cc == "bbr2plus" and rtt == 40)
+            fair = cc in ("bbr", "bbr2_v2alpha") or (cc == "bbr2plus" and rtt == 40)
             cubic, other = (46.0, 46.0) if fair else (80.0, 12.0)
         retrans = None
         if cc == "bbr" and rtt == 40:
@@ -301,7 +301,7 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
                         f"f2_cc={cc}__f2_module_params={mp(cc)}__f1_rtt_ms={rtt}__f2_rtt_ms={rtt}__f1_count=2__f2_count=2", 1,
                         flows_of([("cubic", 2, "CUBIC"), (cc, 2, "BBR-type")], rtt), link_mbps=LINK,
                         rate=rate_by_cc(pc, po), qdelay=lambda t: QDELAY)
-    for cc in ("bbr2", "bbr2plus"):
+    for cc in ("bbr2_v2alpha", "bbr2plus"):
         for rtt in (40, 80):
             for m, jain in zip((1, 2, 3), FIG09_BBR2 if not contradict else FIG09_BBR2[::-1]):
                 pc, po = shares_for_jain(jain, m, m, cubic_wins=True)
@@ -311,7 +311,7 @@ def write_tree(root: Path, contradict: bool = False) -> dict:
                                 rate=rate_by_cc(pc, po), qdelay=lambda t: QDELAY)
     # ---- Fig. 14: m BBR / BBR-FCA / BBRv2 flows alone: the same RTT and total throughput; BBRv2+:
     # a longer RTT and less throughput ("does not inherit"); the contradicting tree swaps the two
-    for cc in ("bbr", "bbr_fca", "bbr2", "bbr2plus"):
+    for cc in ("bbr", "bbr_fca", "bbr2_v2alpha", "bbr2plus"):
         worse = cc != "bbr" and contradict != (cc == "bbr2plus")
         for m in (1, 3):
             q, total = (3 * QDELAY + 60, 60.0) if worse else (QDELAY, 95.0)
@@ -553,7 +553,7 @@ def test_paper_profile_runs_the_papers_transfers_and_three_seeds():
     """Paper profile: the paper's 6000-s transfers (Figs. 4 and 14: 600 s, by the transfer-length rule), every buffer 1-128 BDP at both delays
     (Figs. 6, 10; Fig. 4 at 20 ms one way), m = 1..5 at 64 BDP; quick: one repetition of
     20 s. Everywhere: 100 Mbit/s, flows from 0 s, fq on the senders, receivers ACK every
-    segment, droptail, only CUBIC, BBR, BBR-FCA and BBRv2 (bbr2 with v2alpha's constants), and in
+    segment, droptail, only CUBIC, BBR, BBR-FCA and BBRv2 (bbr2_v2alpha), and in
     the quick profile from Fig. 6 on BBRv2+ (bbr2plus, its registry defaults)."""
     for e in EXPERIMENTS:
         paper, quick = load_runs(e, "paper"), load_runs(e, "quick")
@@ -566,9 +566,9 @@ def test_paper_profile_runs_the_papers_transfers_and_three_seeds():
         for r in paper + quick:
             assert r["bottleneck"]["rate_mbps"] == 100, e
             assert r["sender_qdisc"] == "fq" and r["delayed_ack"] is False, e
-            ccs = ("cubic", "bbr", "bbr_fca", "bbr2") + (("bbr2plus",) if r in quick and e != "utsumi2022_fig04" else ())
+            ccs = ("cubic", "bbr", "bbr_fca", "bbr2_v2alpha") + (("bbr2plus",) if r in quick and e != "utsumi2022_fig04" else ())
             assert all(f["start_s"] == 0 and f["cc"] in ccs for f in r["flows"]), e
-            assert all(f["module_params"] == (v2alpha_params() if f["cc"] == "bbr2" else {}) for f in r["flows"]), e
+            assert all(f["module_params"] == (v2alpha_params() if f["cc"] == "bbr2_v2alpha" else {}) for f in r["flows"]), e
             assert {f["rtt_ms"] for f in r["flows"]} in ({40}, {80}), e
             bdp = 100e6 / 8 * r["flows"][0]["rtt_ms"] / 1e3
             assert r["bottleneck"]["buffer_bytes_resolved"] == pytest.approx(r["bottleneck"]["buffer_bdp"] * bdp, rel=1e-3)
@@ -576,7 +576,7 @@ def test_paper_profile_runs_the_papers_transfers_and_three_seeds():
                 assert r["bottleneck"]["buffer_bdp"] == 64, e
     buffers = {(r["flows"][0]["rtt_ms"], r["flows"][1]["cc"], r["bottleneck"]["buffer_bdp"])
                for r in load_runs("utsumi2022_fig06_10", "paper")}
-    assert buffers == {(rtt, cc, b) for rtt in (40, 80) for cc in ("bbr", "bbr_fca", "bbr2")
+    assert buffers == {(rtt, cc, b) for rtt in (40, 80) for cc in ("bbr", "bbr_fca", "bbr2_v2alpha")
                        for b in (1, 2, 4, 8, 16, 32, 64, 128)}
     first = lambda e: [r for r in load_runs(e, "paper") if r["repetition"] == 1]   # noqa: E731
     assert sorted(r["bottleneck"]["buffer_bdp"] for r in first("utsumi2022_fig04")) == [1, 2, 4, 8, 16, 32, 64, 128]
@@ -591,13 +591,19 @@ def test_paper_profile_runs_the_papers_transfers_and_three_seeds():
 
 
 def test_bbrv2_is_v2alpha():
-    """The BBRv2 series is bbr2 with Google's v2alpha constants where they differ from the module's
-    defaults (the drafts'): ProbeBW_DOWN 0.75, Startup gains 2.885, Startup's loss exit after 8."""
-    assert v2alpha_params() == {"down_gain_pct": 75, "startup_pacing_gain_pct": 289,
-                                "startup_cwnd_gain_pct": 289, "full_loss_cnt": 8}
+    """The BBRv2 series is the bbr2_v2alpha module at its registry defaults, which are Google's v2alpha
+    constants where they differ from the drafts': ProbeBW_DOWN 0.75, Startup gains 2.885, Startup's loss
+    exit after 8 (its mechanisms are compiled in: tests/kernel/test_bbr2_v2alpha_glue.py)."""
+    assert v2alpha_params() == {}
+    import yaml
+    registry = yaml.safe_load((REPO / "mininet" / "bbrlab" / "experiment" / "variants.yaml").read_text())
+    defaults = {k: v["default"] for k, v in registry["variants"]["bbr2_v2alpha"]["params"].items()}
+    assert {k: defaults[k] for k in ("down_gain_pct", "startup_pacing_gain_pct", "startup_cwnd_gain_pct",
+                                     "full_loss_cnt")} == {"down_gain_pct": 75, "startup_pacing_gain_pct": 289,
+                                                           "startup_cwnd_gain_pct": 289, "full_loss_cnt": 8}
     for e in (e for e in EXPERIMENTS if e != "utsumi2022_fig04"):
         for profile in ("quick", "paper"):
-            assert any(f["cc"] == "bbr2" for r in load_runs(e, profile) for f in r["flows"]), (e, profile)
+            assert any(f["cc"] == "bbr2_v2alpha" for r in load_runs(e, profile) for f in r["flows"]), (e, profile)
 
 
 def test_one_bdp_is_the_papers():

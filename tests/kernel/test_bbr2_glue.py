@@ -37,7 +37,7 @@ INF = 0xFFFFFFFF                   # "no bound" (the drafts' Infinity; bbr_bw_hi
 STARTUP, DRAIN, DOWN, CRUISE, REFILL, UP, PROBE_RTT = range(7)   # README: bbr_bw_lo's low 3 bits
 
 # The drafts' gains per state (pacing, cwnd); the fixture seeds them as the module would have on entry.
-UP_CWND_GAIN = {"bbr2": 2.0, "bbr3": 2.25, "bbr2plus": 2.0}
+UP_CWND_GAIN = {"bbr2": 2.0, "bbr3": 2.25, "bbr2plus": 2.0, "bbr2_v2alpha": 2.0}
 GAINS = {STARTUP: (2.77, 2.0), DRAIN: (0.5, 2.0), DOWN: (0.9, 2.0), CRUISE: (1.0, 2.0),
          REFILL: (1.0, 2.0), UP: (1.25, 2.0), PROBE_RTT: (1.0, 0.5)}
 BOTH = pytest.mark.parametrize("variant", ["bbr2", "bbr3"])
@@ -67,9 +67,10 @@ def connection(g, variant, state, cwnd=150, inflight=100, inflight_hi=INF, **fie
 
 def ack(g, sk, delivered=100, round_start=False, rtt_us=MIN_RTT, bw_pps=BW_PPS, **rs):
     """One ACK whose rate sample delivered `delivered` packets at bw_pps (interval accordingly), ending a
-    round trip (and a loss round) or not; rs: further fields (tx_in_flight, lost, losses, ...)."""
-    rs.setdefault("prior_in_flight", 100)
+    round trip (and a loss round) or not; rs: further fields (tx_in_flight, lost, losses, ...). The packets
+    in flight before the ACK (prior_in_flight) are, unless given, those in flight now plus those it ACKed."""
     rs.setdefault("acked_sacked", 1)
+    rs.setdefault("prior_in_flight", g.get(sk, TCP, "packets_out") + rs["acked_sacked"])
     g.ack(sk, rtt_us=rtt_us, delivered=delivered, interval_us=round(delivered * 1e6 / bw_pps),
           prior_delivered=D + 1 if round_start else D - delivered, **rs)
 
@@ -150,7 +151,6 @@ def test_inflight_hi_follows_tx_in_flight_without_loss(glue, variant):
 # --- per lost packet (v2 draft 4.5.6.2 BBRHandleLostPacket; v3 draft -06 5.5.10.2 HandleLostPacket) ----
 # The testbed kernel calls the module for each packet it marks lost (kernel/patches/20-tcp-skb-marked-lost.patch),
 # with tp->lost already counting it; the packet carries tx_in_flight and tp->lost from its transmission.
-ALL3 = pytest.mark.parametrize("variant", ["bbr2", "bbr3", "bbr2plus"])
 
 
 def lost_packet(g, sk, tx_in_flight, lost_since, **kw):
@@ -159,7 +159,7 @@ def lost_packet(g, sk, tx_in_flight, lost_since, **kw):
     assert g.mark_lost(sk, tx_in_flight, g.get(sk, TCP, "lost") + 1 - lost_since, **kw), "no skb_marked_lost"
 
 
-@ALL3
+@BOTH
 @pytest.mark.parametrize("tx_in_flight, lost_since, inflight_hi", [
     (120, 3, 119),   # 3/120 > 2 %; inflight_prev 119, lost_prev 2: prefix (2.38 - 2) / 0.98 -> 0
     (200, 10, 194),  # 5 %; inflight_prev 199, lost_prev 9: prefix (3.98 - 9) / 0.98 = -5.1 -> -5
@@ -179,7 +179,7 @@ def test_lost_packet_while_probing_sets_inflight_hi_where_the_loss_rate_crossed(
     g.free(sk)
 
 
-@ALL3
+@BOTH
 @pytest.mark.parametrize("case", ["loss rate 2 %", "not probing", "send record used up"])
 def test_lost_packet_leaves_the_bound_alone(glue, variant, case):
     """No bound and no phase change: a loss rate of exactly 2 % is not above BBRLossThresh; a packet not sent
@@ -196,7 +196,7 @@ def test_lost_packet_leaves_the_bound_alone(glue, variant, case):
     g.free(sk)
 
 
-@ALL3
+@pytest.mark.parametrize("variant", ["bbr2", "bbr3", "bbr2_v2alpha", "bbr2plus"])
 def test_app_limited_lost_packet_ends_the_probe_without_a_bound(glue, variant):
     """BBRHandleInflightTooHigh() with rs.is_app_limited from the lost packet: the probe ends (DOWN,
     bw_probe_samples 0) but inflight_hi is not set from an app-limited flight."""

@@ -21,6 +21,9 @@ SIGNATURES = {
     "h_bbr2_inflight_too_high": (c_int, [u32, u32, u32]),
     "h_bbr2_inflight_hi_on_loss": (u32, [u32, u32, u32]),
     "h_bbr2_inflight_at_loss": (u32, [u32, u32, u32, u32]),
+    "h_bbr2_v2a_inflight_too_high": (c_int, [u32, u32, u32]),
+    "h_bbr2_v2a_inflight_at_loss": (u32, [u32, u32, u32, u32]),
+    "h_bbr2_v2a_up_done": (c_int, [u64, u32, u32, u32]),
     "h_bbr2_lower_bound_on_loss": (u32, [u32, u32, u32]),
     "h_bbr2_inflight_with_headroom": (u32, [u32, u32]),
     "h_bbr2_probe_rtt_cwnd": (u32, [u32, u32, u32]),
@@ -160,6 +163,43 @@ def test_inflight_at_loss_mutations_fail(tmp_path, mutation):
     bad = load(tmp_path, mutation)
     with pytest.raises(AssertionError):
         check_inflight_at_loss(bad)
+
+
+def check_v2alpha_loss_rules(lib):
+    # Google's v2alpha tcp_bbr2.c on its 1/256 scale: bbr_loss_thresh = 256 * 2 / 100 = 5;
+    # bbr2_is_inflight_too_high(): lost > 0, tx_in_flight > 0 and lost > tx_in_flight * 5 >> 8;
+    # bbr2_inflight_hi_from_lost_skb(): loss_budget = ceil(inflight_prev * 5 / 256); lost_prefix = 0 if
+    # lost_prev >= loss_budget, else (loss_budget - lost_prev) * 256 / (256 - 5); inflight_prev + lost_prefix.
+    for lost, tx in itertools.product((0, 1, 2, 3, 5, 10, 50), (0, 1, 50, 51, 52, 100, 102, 103, 1000)):
+        want = lost > 0 and tx > 0 and lost > (tx * 5) >> 8
+        assert bool(lib.h_bbr2_v2a_inflight_too_high(lost, tx, 200)) == want, (lost, tx)
+    for tx, lost, size in itertools.product((1, 3, 50, 100, 120, 1000, 5000), (1, 2, 3, 5, 30, 200), (1, 2, 10)):
+        if lost < size or tx < size:
+            assert lib.h_bbr2_v2a_inflight_at_loss(tx, lost, size, 200) == INF
+            continue
+        inflight_prev, lost_prev = tx - size, lost - size
+        budget = -(-inflight_prev * 5 // 256)
+        prefix = 0 if lost_prev >= budget else (budget - lost_prev) * 256 // 251
+        assert lib.h_bbr2_v2a_inflight_at_loss(tx, lost, size, 200) == inflight_prev + prefix, (tx, lost, size)
+    # ProbeBW_UP's queuing exit: a min_rtt elapsed and in flight >= BBRInflight(max_bw, 1.25)
+    assert lib.h_bbr2_v2a_up_done(10_001, 10_000, 127, 127) and not lib.h_bbr2_v2a_up_done(10_000, 10_000, 127, 127)
+    assert not lib.h_bbr2_v2a_up_done(10_001, 10_000, 126, 127)
+
+
+def test_v2alpha_loss_rules_on_the_1_256_scale(lib):
+    check_v2alpha_loss_rules(lib)
+
+
+@pytest.mark.parametrize("mutation", [
+    ("bbr2_math.h", "return thresh_bp * 256 / 10000;", "return thresh_bp * 256 / 10000 + 1;"),
+    ("bbr2_math.h", "budget = ((u64)inflight_prev * thresh + 255) >> 8;", "budget = ((u64)inflight_prev * thresh) >> 8;"),
+    ("bbr2_math.h", "return elapsed_us > min_rtt_us && inflight >= inflight_at_up_gain;",
+     "return elapsed_us > min_rtt_us && inflight > inflight_at_up_gain;"),
+])
+def test_v2alpha_loss_rule_mutations_fail(tmp_path, mutation):
+    bad = load(tmp_path, mutation)
+    with pytest.raises(AssertionError):
+        check_v2alpha_loss_rules(bad)
 
 
 def test_inflight_hi_cut_by_beta(lib):

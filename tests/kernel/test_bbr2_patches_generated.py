@@ -16,7 +16,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 VARIANTS = REPO / "kernel" / "variants"
 TREE_SRC = REPO / "build" / "kernel" / "src" / "net" / "ipv4" / "tcp_bbr.c"
 TARBALL = pathlib.Path("/usr/src/linux-source-6.1.tar.xz")
-GENERATED = ("bbr2.patch", "bbr3.patch", "bbr2plus.patch")
+GENERATED = ("bbr2.patch", "bbr3.patch", "bbr2_v2alpha.patch", "bbr2plus.patch")
 
 
 @pytest.fixture(scope="module")

@@ -304,7 +304,7 @@ EXTRA_MUTATIONS = {
 }
 
 
-# Wrong glues of bbr2/bbr3 (tests/kernel/test_bbr2_glue.py). Their glue is not in the patches but in
+# Wrong glues of bbr2/bbr3/bbr2_v2alpha (tests/kernel/test_bbr2_glue.py, test_bbr2_v2alpha_glue.py). Their glue is not in the patches but in
 # bbr2_main.h, which both include: (header, text of exactly one place in it, possibly several lines, its
 # wrong version).
 BBR2_MUTATIONS = {
@@ -313,24 +313,24 @@ BBR2_MUTATIONS = {
     "bbr2/3: a lost packet's loss rate without the packet itself":
         ("bbr2_main.h", "rs.lost = tp->lost - scb->tx.lost;", "rs.lost = tp->lost - scb->tx.lost - 1;"),
     "bbr2/3: inflight_hi from the lost packet's tx_in_flight, not where the loss rate crossed 2 %":
-        ("bbr2_main.h", "rs.tx_in_flight = bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost,",
-         "rs.tx_in_flight = 0 * bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost,"),
+        ("bbr2_main.h", "bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost, tcp_skb_pcount(skb),",
+         "0 * bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost, tcp_skb_pcount(skb),"),
     "bbr2/3: a lost packet checked whatever the phase (bw_probe_samples ignored)":
         ("bbr2_main.h", "if (!b->bw_probe_samples || !scb->tx.has_rate_info)", "if (!scb->tx.has_rate_info)"),
     "bbr2/3: a lost packet with a used-up send record checked":
         ("bbr2_main.h", "if (!b->bw_probe_samples || !scb->tx.has_rate_info)", "if (!b->bw_probe_samples)"),
     "bbr2/3: NoteLoss (loss round restarted at the first loss) in v2 too":
-        ("bbr2_main.h", "if (P(version) >= 3) {\n\t\tif (!b->loss_in_round)",
-         "if (P(version) >= 2) {\n\t\tif (!b->loss_in_round)"),
+        ("bbr2_main.h", "if (P(version) >= 3 || BBR2_V2A) {\t/* v3 draft; v2alpha too */",
+         "if (P(version) >= 2 || BBR2_V2A) {\t/* v3 draft; v2alpha too */"),
     "bbr2/3: NoteLoss restarts the loss round at every loss":
         ("bbr2_main.h", "if (!b->loss_in_round)\n\t\t\tb->loss_round_delivered = tp->delivered;",
          "if (1)\n\t\t\tb->loss_round_delivered = tp->delivered;"),
     "bbr2/3: probe's loss rate over the packets delivered instead of tx_in_flight":
-        ("bbr2_main.h", "if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight,",
-         "if (bbr2_inflight_too_high(rs->lost, rs->delivered,"),
+        ("bbr2_main.h", "if (bbr2_loss_too_high(rs->lost, rs->tx_in_flight)",
+         "if (bbr2_loss_too_high(rs->lost, rs->delivered)"),
     "bbr2/3: probe's losses this ACK's (rs->losses) instead of those since the send (rs->lost)":
-        ("bbr2_main.h", "if (bbr2_inflight_too_high(rs->lost, rs->tx_in_flight,",
-         "if (bbr2_inflight_too_high(rs->losses, rs->tx_in_flight,"),
+        ("bbr2_main.h", "if (bbr2_loss_too_high(rs->lost, rs->tx_in_flight)",
+         "if (bbr2_loss_too_high(rs->losses, rs->tx_in_flight)"),
     "bbr2/3: inflight_hi cut to the in-flight now instead of at the send":
         ("bbr2_main.h", "b->inflight_hi = bbr2_inflight_hi_on_loss(rs->tx_in_flight,",
          "b->inflight_hi = bbr2_inflight_hi_on_loss(rs->prior_in_flight,"),
@@ -380,8 +380,8 @@ BBR2_MUTATIONS = {
         ("bbr2_main.h", "else\n\t\tb->prior_cwnd = max(b->prior_cwnd, tcp_snd_cwnd(tp));",
          "else\n\t\tb->prior_cwnd = tcp_snd_cwnd(tp);"),
     "bbr2/3: leaving recovery without restoring the saved cwnd":
-        ("bbr2_main.h", "cwnd = max(cwnd, b->prior_cwnd);\n\t\tb->packet_conservation = 0;",
-         "b->packet_conservation = 0;"),
+        ("bbr2_main.h", "cwnd = max(cwnd, b->prior_cwnd);\t/* v2alpha: only after an RTO */",
+         "/* v2alpha: only after an RTO */"),
     "bbr2: entering fast recovery keeps cwnd less the lost instead of in-flight + ACKed":
         ("bbr2_main.h", "cwnd = tcp_packets_in_flight(tp) + acked;",
          "(void)acked;"),
@@ -425,28 +425,81 @@ BBR2_MUTATIONS = {
     "bbr3: newly lost packets taken off cwnd as in v2":
         ("bbr2_main.h", "if (v2 && rs->losses > 0)", "if (rs->losses > 0)"),
     "bbr3: packet conservation in fast recovery as in v2":
-        ("bbr2_main.h", "bool v2 = P(version) < 3;", "bool v2 = true;"),
+        ("bbr2_main.h", "bool v2 = P(version) < 3 && !BBR2_V2A;", "bool v2 = !BBR2_V2A;"),
     "bbr2/3: no extra_acked in Startup (Linux's BBR v1)":
         ("bbr2_main.h", "u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);\n\n\treturn",
          "u32 cap = (u32)(((u64)bbr2_bw(b) * bbr2_extra_acked_max_us) >> BW_SCALE);\n\n\treturn !b->filled_pipe ? 0 :"),
     "bbr3: extra_acked filter over 10 rounds in Startup too":
-        ("bbr2_main.h", "u32 half_win = P(version) >= 3 && !b->filled_pipe ? 1 : bbr2_extra_acked_win / 2;",
-         "u32 half_win = bbr2_extra_acked_win / 2;"),
+        ("bbr2_main.h", "u32 half_win = (P(version) >= 3 || BBR2_V2A) && !b->filled_pipe ? 1 :",
+         "u32 half_win = 0 ? 1 :"),
     "bbr3: a lossy probe not remembered (prev_probe_too_high)":
-        ("bbr2_main.h", "if (P(version) >= 3)\n\t\tb->prev_probe_too_high = 1;",
+        ("bbr2_main.h", "if (P(version) >= 3 || BBR2_V2A)\t/* v3 draft -06; v2alpha */\n\t\tb->prev_probe_too_high = 1;",
          "if (0)\n\t\tb->prev_probe_too_high = 1;"),
     "bbr3: no precautionary deceleration after a lossy probe":
-        ("bbr2_main.h", "if (P(version) >= 3 && b->prev_probe_too_high && inflight >= b->inflight_hi) {",
+        ("bbr2_main.h", "if ((P(version) >= 3 || BBR2_V2A) && b->prev_probe_too_high &&\n\t\t    inflight >= b->inflight_hi) {",
          "if (0) {"),
     "bbr3: no precautionary acceleration after a safe precautionary probe":
-        ("bbr2_main.h", "if (P(version) >= 3 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&",
-         "if (0 && bbr2_in_probe_bw(b) && b->prev_probe_precautionary &&"),
+        ("bbr2_main.h", "if ((P(version) >= 3 || BBR2_V2A) && bbr2_in_probe_bw(b) &&",
+         "if (0 && bbr2_in_probe_bw(b) &&"),
     "bbr3: no Drain timeout":
         ("bbr2_main.h", "(P(version) >= 3 && b->drain_rounds > bbr2_drain_max_rounds)",
          "(0 && b->drain_rounds > bbr2_drain_max_rounds)"),
     "bbr2/3: Drain paced at 1/2.885 (Google's) instead of 1 / BBRStartupCwndGain":
         ("bbr2_main.h", "bbr2_set_gains(b, BBR_UNIT * BBR_UNIT / cwnd_gain, cwnd_gain);",
          "bbr2_set_gains(b, BBR_UNIT * 1000 / 2885, cwnd_gain);"),
+    "v2alpha: packet conservation and the newly-lost cut in fast recovery (the v2 draft's)":
+        ("bbr2_main.h", "bool v2 = P(version) < 3 && !BBR2_V2A;", "bool v2 = P(version) < 3;"),
+    "v2alpha: the saved cwnd restored after fast recovery too":
+        ("bbr2_main.h", "BBR2_V2A ? prev_state == TCP_CA_Loss && state != TCP_CA_Loss :",
+         "0 ? prev_state == TCP_CA_Loss && state != TCP_CA_Loss :"),
+    "v2alpha: the saved cwnd never restored":
+        ("bbr2_main.h", "BBR2_V2A ? prev_state == TCP_CA_Loss && state != TCP_CA_Loss :",
+         "BBR2_V2A ? 0 :"),
+    "v2alpha: an RTO leaves inflight_lo unset":
+        ("bbr2_main.h", "if (BBR2_V2A && !bbr2_is_probing_bw(b->state) && b->inflight_lo == BBR2_INF)",
+         "if (0 && !bbr2_is_probing_bw(b->state) && b->inflight_lo == BBR2_INF)"),
+    "v2alpha: a lossy probe not remembered":
+        ("bbr2_main.h", "if (P(version) >= 3 || BBR2_V2A)\t/* v3 draft -06; v2alpha */",
+         "if (P(version) >= 3)\t/* v3 draft -06; v2alpha */"),
+    "v2alpha: no stop at inflight_hi after a lossy probe":
+        ("bbr2_main.h", "if ((P(version) >= 3 || BBR2_V2A) && b->prev_probe_too_high &&",
+         "if (P(version) >= 3 && b->prev_probe_too_high &&"),
+    "v2alpha: no immediate reprobe after a safe risky probe":
+        ("bbr2_main.h", "if ((P(version) >= 3 || BBR2_V2A) && bbr2_in_probe_bw(b) &&",
+         "if (P(version) >= 3 && bbr2_in_probe_bw(b) &&"),
+    "v2alpha: the loss threshold 2 % (the drafts') instead of 5/256":
+        ("bbr2_main.h", "return bbr2_v2a_inflight_too_high(lost, tx_in_flight, P(loss_thresh_bp));",
+         "return bbr2_inflight_too_high(lost, tx_in_flight, P(loss_thresh_bp));"),
+    "v2alpha: a lost packet's bound by the drafts' formula":
+        ("bbr2_main.h", "bbr2_v2a_inflight_at_loss(rs.tx_in_flight, rs.lost, tcp_skb_pcount(skb),",
+         "bbr2_inflight_at_loss(rs.tx_in_flight, rs.lost, tcp_skb_pcount(skb),"),
+    "v2alpha: no loss-round restart at a round's first lost packet":
+        ("bbr2_main.h", "if (P(version) >= 3 || BBR2_V2A) {\t/* v3 draft; v2alpha too */",
+         "if (P(version) >= 3) {\t/* v3 draft; v2alpha too */"),
+    "v2alpha: ProbeBW's in-flight not corrected to the earliest departure time":
+        ("bbr2_main.h", "u32 inflight = BBR2_V2A ? bbr2_packets_in_net_at_edt(sk, rs->prior_in_flight) :",
+         "u32 inflight = BBR2_V2A ? rs->prior_in_flight :"),
+    "v2alpha: ProbeBW's in-flight after the ACK instead of before it":
+        ("bbr2_main.h", "u32 inflight = BBR2_V2A ? bbr2_packets_in_net_at_edt(sk, rs->prior_in_flight) :",
+         "u32 inflight = BBR2_V2A ? bbr2_packets_in_net_at_edt(sk, tcp_packets_in_flight(tp)) :"),
+    "v2alpha: CRUISE does not clamp inflight_lo":
+        ("bbr2_main.h", "if (BBR2_V2A && b->inflight_lo != BBR2_INF)", "if (0 && b->inflight_lo != BBR2_INF)"),
+    "v2alpha: Startup's loss exit after the bandwidth plateau":
+        ("bbr2_main.h", "if (BBR2_V2A)\t\t/* v2alpha checks the loss exit first */", "if (0)"),
+    "v2alpha: Startup's loss exit bound max(BDP, inflight_latest) (the v3 draft's)":
+        ("bbr2_main.h", "b->inflight_hi = BBR2_V2A ? bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT) :",
+         "b->inflight_hi = 0 ? 0 :"),
+    "v2alpha: Drain entry leaves ssthresh":
+        ("bbr2_main.h", "\t\t\ttcp_sk(sk)->snd_ssthresh = bbr2_inflight(sk, bbr2_max_bw(b), BBR_UNIT);\n", ""),
+    "v2alpha: Startup cwnd grows past the target only before 10 packets delivered (the drafts')":
+        ("bbr2_main.h", "(BBR2_V2A ? cwnd < 2 * TCP_INIT_CWND : tp->delivered < TCP_INIT_CWND)",
+         "(tp->delivered < TCP_INIT_CWND)"),
+    "v2alpha: an RTT equal to the minimum does not renew it":
+        ("bbr2_main.h", "BBR2_V2A ? rs->rtt_us <= b->probe_rtt_min_us ||", "BBR2_V2A ? rs->rtt_us < b->probe_rtt_min_us ||"),
+    "v2alpha: a delayed ACK's RTT replaces an expired minimum":
+        ("bbr2_main.h", "(probe_rtt_expired && !rs->is_ack_delayed)", "probe_rtt_expired"),
+    "v2alpha: no min_rtt bonus in the send quantum":
+        ("bbr2_main.h", "if (BBR2_V2A && r < 32)", "if (0 && r < 32)"),
 }
 
 # Wrong implementations of bbr2plus (BBRv2+: bbr2_main.h's BBR2_PLUS parts and bbr2_math.h's bbr2p_*;
@@ -466,7 +519,7 @@ BBR2PLUS_MUTATIONS = {
         ("bbr2_main.h", "bbr2_set_gains(b, pct_gain(bbr2p_down_slightly_gain_pct),",
          "bbr2_set_gains(b, pct_gain(P(down_gain_pct)),"),
     "bbr2plus: UP ends in DOWN (no POST_UP)":
-        ("bbr2_main.h", "if (go > 0 && P(version) < 3 && bbr2p_delay(sk)) {", "if (0) {"),
+        ("bbr2_main.h", "if (go > 0 && !risky && P(version) < 3 && bbr2p_delay(sk)) {", "if (0 && !risky) {"),
     "bbr2plus: POST_UP judges its own round's min RTT instead of the probe's":
         ("bbr2_main.h", "if (bbr2p_rtt_within(p->min_last, p->min_before_probe,",
          "if (bbr2p_rtt_within(p->min_cur, p->min_before_probe,"),

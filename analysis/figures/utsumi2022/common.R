@@ -8,7 +8,7 @@
 #                             flows, cc_label()), "CUBIC" if none
 # u22_cc_levels(er)           those labels over an experiment's runs, in the registry's order
 #                             (cc_labels()): the order of series and panels
-# u22_params_note(er)         "BBRv2: bbr2 with down_gain_pct=75, ...": the module parameters
+# u22_params_note(er)         "BBR-FCA: bbr_fca with ...": the module parameters
 #                             the runs gave each congestion control (run.json spec), for captions
 # u22_delay(run)              "20 ms one way" / "40 ms one way" (half the base RTT)
 # u22_buffer_bdp(run)         the bottleneck buffer in BDPs of rate x flow 1's base RTT
@@ -19,7 +19,7 @@
 #                             +- sd (n > 1), dots: single runs
 
 U22_WINDOW <- "0..end"
-U22_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbr_fca = "#009E73", cubic = "#D55E00", bbr2 = "#AA3377",
+U22_COLOURS <- c(cc_palette(c(bbr = "#0072B2", bbr_fca = "#009E73", cubic = "#D55E00", bbr2_v2alpha = "#AA3377",
                                bbr2plus = "#332288")),
                  "BBR-type flow" = "#0072B2", measured = "grey20",
                  "model (Eqs. 4-8)" = "#CC79A7", "bbr_fca module's estimate" = "#E69F00")

@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
 # analysis/figures/utsumi2022/utsumi2022_fig09_13.R -- Utsumi & Hasegawa, Figs. 9 and 13 reproduced:
 # Jain's fairness index of m CUBIC flows and m BBR-type flows, 64-BDP buffer, 100 Mbit/s, 20 ms one way (Fig. 9) and
-# 40 ms one way (Fig. 13), over m, for the original BBR, BBR-FCA, BBRv2 (the bbr2 module
-# with v2alpha's constants, utsumi2022_fig06_10.yaml) and BBRv2+ (the bbr2plus module, quick profile
+# 40 ms one way (Fig. 13), over m, for the original BBR, BBR-FCA, BBRv2 (the bbr2_v2alpha
+# module, utsumi2022_fig06_10.yaml) and BBRv2+ (the bbr2plus module, quick profile
 # only); BBR-CWS is not run.
 #
 # Usage:   Rscript analysis/figures/utsumi2022/utsumi2022_fig09_13.R <runs_dir> <out.pdf> [warmup_s]

@@ -14,14 +14,15 @@
  * and its <name>_params.h; KINC a copy of the kernel's include/linux/
  * win_minmax.h (under linux/); LIB the kernel's lib/win_minmax.c.
  *
- * bbr2 and bbr3 replace tcp_bbr.c altogether (bbr2_main.h): their ops are
+ * bbr2, bbr3, bbr2_v2alpha and bbr2plus replace tcp_bbr.c altogether (bbr2_main.h): their ops are
  * bbr2_cong_ops, their state struct bbr2 (GLUE_BBR2 below), and they read the
  * rate-sample fields of the testbed's core patch (kapi.h).
  */
 #include "kapi.h"
 #include "glue_variant.c"
 
-#if defined(GLUE_VARIANT_bbr2) || defined(GLUE_VARIANT_bbr3) || defined(GLUE_VARIANT_bbr2plus)
+#if defined(GLUE_VARIANT_bbr2) || defined(GLUE_VARIANT_bbr3) || defined(GLUE_VARIANT_bbr2plus) || \
+    defined(GLUE_VARIANT_bbr2_v2alpha)
 #define GLUE_BBR2 1
 #define GLUE_OPS bbr2_cong_ops
 #else
