@@ -27,9 +27,10 @@ def test_no_inflight_hi_yet_is_empty():
     assert tidy.bbr2_fields(info(1_000_000, 3, 0xFFFFFFFF))["bbr_inflight_hi_pkts"] is None
 
 
-def test_only_bbr2_bbr3_and_bbr2plus_use_the_encoding():
-    assert [cc for cc in variants.known() if variants.phase_in_bw(cc)] == ["bbr2", "bbr2plus", "bbr3"]
-    assert [cc for cc in variants.known() if variants.core_patch(cc)] == ["bbr2", "bbr2plus", "bbr3"]
+def test_only_the_bbr2_family_uses_the_encoding():
+    family = ["bbr2", "bbr2_v2alpha", "bbr2plus", "bbr3"]
+    assert [cc for cc in variants.known() if variants.phase_in_bw(cc)] == family
+    assert [cc for cc in variants.known() if variants.core_patch(cc)] == family
     assert "bbr_inflight_hi_pkts" == tidy.TCP_COLUMNS[-1]
 
 
