@@ -116,3 +116,22 @@ def test_a_signal_to_the_tether_kills_the_group(tmp_path):
         proc.kill()
         for pid in alive(mark):
             os.kill(int(pid), signal.SIGKILL)
+
+
+def test_the_wait_between_polls_ends_when_the_tether_exits():
+    """tethered() sleeps up to POLL_S between polls but wakes at the tether's exit (a pidfd):
+    a waiter given a minute returns once the process it watches is killed, long before."""
+    proc = subprocess.Popen(["sleep", "300"])
+    waiter = backends.base._ExitWaiter(proc.pid)
+    try:
+        assert waiter.fd is not None, "no pidfd on this host: tethered() falls back to sleeping"
+        killer = subprocess.Popen(["sh", "-c", f"sleep 0.5; kill {proc.pid}"])
+        start = time.monotonic()
+        waiter(60.0)
+        assert time.monotonic() - start < 30.0
+        killer.wait(timeout=10)
+    finally:
+        proc.kill()
+        proc.wait()
+        waiter.close()
+    assert waiter.fd is None

@@ -31,9 +31,7 @@ import operator
 import pathlib
 import re
 
-import yaml
-
-from . import experiments, repetitions
+from . import experiments, repetitions, yamltext
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 TABLE = "mininet/specs/utsumi2022/transfer_length_controls.csv"
@@ -99,7 +97,7 @@ def rows(root=REPO) -> list:
 def paper_length(path) -> float:
     """A spec file's own top-level duration_s: the paper's transfer, before any profile's."""
     path = pathlib.Path(path)
-    raw = yaml.safe_load(path.read_text()) if path.is_file() else None
+    raw = yamltext.safe_load(path.read_text()) if path.is_file() else None
     if not isinstance(raw, dict) or "duration_s" not in raw:
         raise ControlsError(f"{path}: no top-level duration_s, so no paper's length to control against")
     return raw["duration_s"]

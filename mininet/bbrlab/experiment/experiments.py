@@ -34,7 +34,7 @@ import csv
 import dataclasses
 import pathlib
 
-import yaml
+from . import yamltext
 
 TABLE = "config/experiments.csv"
 PAPERS = "paper/papers.csv"
@@ -141,7 +141,7 @@ def problems(root, experiments: dict, papers: dict) -> list:
                        f" does not exist ({PAPERS})")
         # The spec's `paper:` (for a reader of the spec) must name the row's paper by its key.
         if e.paper and (root / e.spec).is_file():
-            said = (yaml.safe_load((root / e.spec).read_text()) or {}).get("paper")
+            said = (yamltext.safe_load((root / e.spec).read_text()) or {}).get("paper")
             if said is not None and str(said) != e.paper:
                 out.append(f"experiment {e.name}: its spec {e.spec} says paper: {said}, but its row's paper"
                            f" is {e.paper} ({TABLE}; the keys: {PAPERS})")

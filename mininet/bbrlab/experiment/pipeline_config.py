@@ -13,7 +13,8 @@ from __future__ import annotations
 import pathlib
 
 import jsonschema
-import yaml
+
+from . import yamltext
 
 
 class ConfigError(ValueError):
@@ -25,7 +26,7 @@ def validate(config: dict, schema_path) -> dict:
     top-level default the schema has fills a missing key, and a boolean key's "true"/"false"
     string becomes the boolean. Raises ConfigError naming the key (the first refused one in key
     order), the schema's reason and the schema file."""
-    schema = yaml.safe_load(pathlib.Path(schema_path).read_text())
+    schema = yamltext.safe_load(pathlib.Path(schema_path).read_text())
     for key, prop in (schema.get("properties") or {}).items():
         if "default" in prop and key not in config:
             config[key] = prop["default"]

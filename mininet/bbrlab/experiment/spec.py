@@ -33,9 +33,9 @@ import re
 import jsonschema
 import yaml
 
-from . import cost, labels, units, variants
+from . import cost, labels, units, variants, yamltext
 
-SCHEMA = yaml.safe_load((pathlib.Path(__file__).with_name("spec_schema.yaml")).read_text())
+SCHEMA = yamltext.safe_load((pathlib.Path(__file__).with_name("spec_schema.yaml")).read_text())
 
 # Every default of a run, in one place: resolve_run() fills each into every run, so the code
 # that reads a run (runner, guest, backends, tidy, fidelity) reads job[field] and never
@@ -113,8 +113,8 @@ def _fail(source, path, reason):
     raise SpecError(f"{source}: {_field(path)}: {reason}", list(path))
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """yaml.SafeLoader refusing a mapping that gives one key twice (PyYAML keeps the last)."""
+class _UniqueKeyLoader(yamltext.SafeLoader):
+    """The safe loader (yamltext.py) refusing a mapping that gives one key twice (PyYAML keeps the last)."""
 
     def construct_mapping(self, node, deep=False):
         seen = {}

@@ -34,7 +34,7 @@ import functools
 import pathlib
 import sys
 
-import yaml
+from . import yamltext
 
 DATA = pathlib.Path(__file__).resolve().with_name("variants.yaml")
 
@@ -46,7 +46,7 @@ def _data() -> dict:
 @functools.lru_cache(maxsize=None)
 def _load(path: pathlib.Path) -> dict:
     """The registry at `path`, checked: ValueError naming the first wrong field."""
-    data = yaml.safe_load(path.read_text())
+    data = yamltext.safe_load(path.read_text())
     for section in ("built_in", "variants"):
         for name, entry in data[section].items():
             _check_entry(path, f"{section}.{name}", entry or {})

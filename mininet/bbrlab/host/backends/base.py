@@ -24,6 +24,7 @@ A backend with a guest fills GuestResult.timings from the lines its guest prints
 import abc
 import os
 import pathlib
+import select
 import subprocess
 import sys
 import time
@@ -105,11 +106,38 @@ class Backend(abc.ABC):
         return None
 
 
+#: How often tethered() calls on_poll while the testbed runs (seconds).
+POLL_S = 0.2
+
+
+class _ExitWaiter:
+    """Sleep up to a timeout, waking as soon as process `pid` exits: a pidfd (Linux >= 5.3)
+    becomes readable then, so the run's end is noticed at once rather than at the next
+    0.2-s poll (about 0.1 s per run on average); plain sleeping where pidfds are missing."""
+
+    def __init__(self, pid: int):
+        try:
+            self.fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self.fd = None
+
+    def __call__(self, timeout_s: float) -> None:
+        if self.fd is None:
+            time.sleep(timeout_s)
+        else:
+            select.select([self.fd], [], [], timeout_s)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=None, on_poll=None):
     """Run `cmd` under a tether (tether.py), output to the open file `out`, at most `timeout_s`.
 
     The testbed dies with this process however it ends (SIGKILL too: the tether sees
-    the pipe close), and on the timeout. `on_poll`, if given, is called every 0.2 s while
+    the pipe close), and on the timeout. `on_poll`, if given, is called every POLL_S while
     it runs and once after (phases.ConsoleTimes.poll). Returns (exit code, rusage of the
     tether and everything it reaped, timed_out)."""
     r, w = os.pipe()
@@ -124,6 +152,7 @@ def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=
     finally:
         os.close(r)
     timed_out = False
+    exited = _ExitWaiter(proc.pid)
     try:
         deadline = time.time() + timeout_s
         while True:
@@ -137,7 +166,7 @@ def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=
                 os.write(w, b"k")
                 pid, status, usage = os.wait4(proc.pid, 0)
                 break
-            time.sleep(0.2)
+            exited(POLL_S)
     except BaseException:
         # Ctrl-C, SIGTERM turned into SystemExit, ...: the closed pipe tells the tether to kill.
         os.close(w)
@@ -150,6 +179,7 @@ def tethered(cmd, out, timeout_s: float, cwd=None, rmtree=None, after=None, env=
     finally:
         if w is not None:
             os.close(w)
+        exited.close()
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode, usage, timed_out
 
