@@ -267,3 +267,14 @@ def test_the_search_finds_a_readded_list(tmp_path, file, line):
     target.write_text(target.read_text() + line)
     found = hand_lists(tmp_path)
     assert [f for f, *_ in found] == [file], found
+
+
+def test_the_registry_runs_as_kernel_build_variants_sh_runs_it():
+    """kernel/build-variants.sh runs variants.py as a script with the system python3 (not as part of
+    the package): its names and a parameter header come out as the package reads them."""
+    script = REPO / "mininet" / "bbrlab" / "experiment" / "variants.py"
+    names = subprocess.run(["python3", str(script), "names"], capture_output=True, text=True, cwd="/")
+    assert names.returncode == 0, names.stderr
+    assert names.stdout.split() == variants.names()
+    header = subprocess.run(["python3", str(script), "header", "bbr2"], capture_output=True, text=True, cwd="/")
+    assert header.returncode == 0 and "RANGED_UINT_PARAM(" in header.stdout, header.stderr

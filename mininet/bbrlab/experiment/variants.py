@@ -34,7 +34,10 @@ import functools
 import pathlib
 import sys
 
-from . import yamltext
+if __package__:
+    from . import yamltext
+else:       # run as a script (above): its folder is the first of sys.path
+    import yamltext
 
 DATA = pathlib.Path(__file__).resolve().with_name("variants.yaml")
 
