@@ -29,4 +29,5 @@ backends simulate) live here too (testbed.py), so that those stages need not imp
                         data, the fidelity checks and the ns-3 backend need to know of each
                         (read by mininet/bbrlab/experiment/variants.py, and by
                         analysis/lib/variants.R for the labels).
+    yamltext.py         YAML as every reader here loads it (libyaml's C parser where PyYAML has it).
 """
