@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
 # analysis/figures/utsumi2022/utsumi2022_fig14.R -- Utsumi & Hasegawa, Fig. 14 reproduced: m BBR,
-# BBR-FCA or BBRv2 flows alone, 40-ms RTT, 64-BDP buffer: the mean smoothed RTT of flow 1 and the
-# total goodput, over m; BBRv2 is the bbr2_v2alpha module, BBRv2+ the
-# bbr2plus module (quick profile only); BBR-CWS is not run.
+# BBR-FCA, BBRv2 or BBRv2+ flows alone, 40-ms RTT, 64-BDP buffer: the mean smoothed RTT of flow 1 and
+# the total goodput, over m; BBRv2 is the bbr2_v2alpha module, BBRv2+ the bbr2plus module; BBR-CWS
+# is not run.
 #
 # Usage:   Rscript analysis/figures/utsumi2022/utsumi2022_fig14.R <runs_dir> <out.pdf> [warmup_s]
 # Inputs:  runs of experiment "utsumi2022_fig14" below <runs_dir>.
