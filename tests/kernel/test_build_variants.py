@@ -52,10 +52,11 @@ def test_patches_apply_to_kernel_source(tcp_bbr_c, tmp_path):
 
 
 def fresh_clone(tmp_path) -> pathlib.Path:
-    """What --check needs of a fresh clone (the script, the patches, the registry), with no build/."""
+    """What --check needs of a fresh clone (the script, the patches, the registry and the YAML loader it
+    imports), with no build/."""
     import shutil
     shutil.copytree(REPO / "kernel", tmp_path / "kernel", ignore=shutil.ignore_patterns("tests"))
-    for name in ("variants.py", "variants.yaml"):
+    for name in ("variants.py", "variants.yaml", "yamltext.py"):
         (tmp_path / "mininet" / "bbrlab" / "experiment").mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / "mininet" / "bbrlab" / "experiment" / name, tmp_path / "mininet" / "bbrlab" / "experiment")
     return tmp_path
