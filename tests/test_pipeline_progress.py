@@ -22,10 +22,14 @@ def test_counts_take_only_outputs_written_since_the_start(tmp_path):
     assert pp.counts(plan, since) == {"runs": (1, 3), "report": (0, 1)}
 
 
-def test_the_line_names_the_first_unfinished_phase_and_the_runs_left():
+def test_the_line_names_the_phase_and_the_runs_left():
     line = pp.line({"build": (15, 15), "runs": (45, 220), "analysis": (0, 75), "report": (0, 1)}, 192)
     assert line == "[pipeline  3:12] in runs, 175 runs left: runs 45/220 · build 15/15 · analysis 0/75 · report 0/1"
     assert pp.line({"runs": (2, 2), "report": (1, 1)}, 3725).startswith("[pipeline 1:02:05] done: ")
+    # modules still being built beside the runs: the line says the runs, not the build
+    assert pp.line({"build": (11, 19), "runs": (89, 236), "analysis": (13, 65)}, 635).startswith(
+        "[pipeline 10:35] in runs, 147 runs left: ")
+    assert pp.line({"build": (1, 19), "runs": (0, 236)}, 60).startswith("[pipeline  1:00] in build, 236 runs left: ")
 
 
 def test_the_watcher_prints_when_a_job_finishes_and_not_otherwise(tmp_path):

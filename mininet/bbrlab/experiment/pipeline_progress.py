@@ -68,13 +68,17 @@ def _clock(s: float) -> str:
 
 
 def line(counts_: dict, elapsed_s: float) -> str:
-    """The progress line: the phase the pipeline is in (the first unfinished one), then each
-    phase's jobs done/total, runs first."""
+    """The progress line: the phase the pipeline is in, then each phase's jobs done/total, runs
+    first. The phase is the runs once one has finished and while some are left (the variant
+    modules are built when the first run that loads each needs it, so the build phase ends late),
+    else the first unfinished one."""
     order = sorted(counts_, key=lambda p: (p != "runs", PHASES.index(p)))
     parts = [f"{p} {d}/{t}" for p in order for d, t in [counts_[p]]]
-    current = next((p for p in PHASES if p in counts_ and counts_[p][0] < counts_[p][1]), None)
-    where = "done" if current is None else f"in {current}"
     runs = counts_.get("runs")
+    current = next((p for p in PHASES if p in counts_ and counts_[p][0] < counts_[p][1]), None)
+    if runs and 0 < runs[0] < runs[1]:
+        current = "runs"
+    where = "done" if current is None else f"in {current}"
     left = f", {runs[1] - runs[0]} runs left" if runs and runs[0] < runs[1] else ""
     return f"[pipeline {_clock(elapsed_s)}] {where}{left}: " + " · ".join(parts)
 
