@@ -102,7 +102,7 @@ done < "$fragment"
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970" KBUILD_BUILD_USER=bbrlab \
        KBUILD_BUILD_HOST=testbed KBUILD_BUILD_VERSION=1
 export KCFLAGS="-ffile-prefix-map=$out/src=." KAFLAGS="-ffile-prefix-map=$out/src=."
-echo "build-uml: compiling with $jobs jobs (about 8 minutes on 2 cores)"
+echo "build-uml: compiling with $jobs jobs (about 5 minutes on 2 cores)"
 make -s ARCH=um -j"$jobs" linux modules
 make -s ARCH=um modules_prepare
 cp linux "$out/linux.tmp" && mv "$out/linux.tmp" "$out/linux"
