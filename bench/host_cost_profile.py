@@ -154,6 +154,29 @@ def python_pids() -> list:
     return pids
 
 
+def attempt_dir(dest: pathlib.Path, stop: threading.Event):
+    """The run's attempt directory once the runner has made it (runner.py: a new
+    `.<name>.tmp-<random>` beside the destination per attempt), None when stopped first."""
+    while True:
+        found = sorted(dest.parent.glob(f".{dest.name}.tmp-*"))
+        if found:
+            return found[0]
+        if stop.wait(0.02):
+            return None
+
+
+def follow(dest: pathlib.Path, snaps: dict, samples: list, stop: threading.Event) -> None:
+    """watch() and timeline() on the run's attempt directory, once it exists."""
+    tmp = attempt_dir(dest, stop)
+    if tmp is None:
+        return
+    marker = f"BBRLAB_RUN={tmp} "
+    clock = threading.Thread(target=timeline, args=(tmp / "raw" / "console.log", marker, samples, stop), daemon=True)
+    clock.start()
+    watch(tmp / "raw", marker, snaps, stop)
+    clock.join()
+
+
 def watch(tmp_raw: pathlib.Path, marker: str, snaps: dict, stop: threading.Event) -> None:
     """Take a host snapshot as soon as each guest snapshot file appears."""
     for name in ("start", "end", "after"):
@@ -368,20 +391,15 @@ def main():
         job["receiver_lowat_bytes"] = args.lowat
     with tempfile.TemporaryDirectory(prefix="bbrlab-hostcost-") as root:
         dest = pathlib.Path(args.keep or root).resolve() / "run"
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        snaps, stop = {"self_pid": os.getpid()}, threading.Event()
-        watcher = threading.Thread(target=watch, args=(tmp / "raw", f"BBRLAB_RUN={tmp} ", snaps, stop), daemon=True)
-        samples = []
-        clock = threading.Thread(target=timeline, args=(tmp / "raw" / "console.log", f"BBRLAB_RUN={tmp} ",
-                                                        samples, stop), daemon=True)
-        watcher.start()
-        clock.start()
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        snaps, stop, samples = {"self_pid": os.getpid()}, threading.Event(), []
+        follower = threading.Thread(target=follow, args=(dest, snaps, samples, stop), daemon=True)
+        follower.start()
         try:
             summary = runner.execute(job, dest, "uml", progress=lambda m: print(m, flush=True))
         finally:
             stop.set()
-            watcher.join()
-            clock.join()
+            follower.join()
         if "end" not in snaps:  # ("after" may be missing: a host snapshot taken too late)
             sys.exit("host snapshots missing: the guest wrote no procacct files")
         result = analyse(job, dest / "raw", snaps)
