@@ -97,3 +97,19 @@ def test_phases_split_cpu_at_console_lines_and_skip_missing_ones():
     assert "first flow alone" not in names and names[-1].startswith("teardown")
     assert [p["host_cpu_s"] for p in out] == [1.0, 2.0, 1.0, 0.0, 1.0, 0.0, 2.0, 4.0, 1.0]
     assert sum(p["host_cpu_s"] for p in out) == 12.0
+
+
+def test_the_profile_follows_the_runners_attempt_directory(tmp_path):
+    """The runner makes each attempt in a new `.<name>.tmp-<random>` beside the run's destination
+    (runner._execute); the profile must find that one, and give up once told to stop."""
+    import tempfile
+    import threading
+    from bbrlab.host import runner
+    hc = load_profile()
+    dest = tmp_path / "run"
+    stop = threading.Event()
+    stop.set()
+    assert hc.attempt_dir(dest, stop) is None
+    made = pathlib.Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=tmp_path))
+    assert hc.attempt_dir(dest, threading.Event()) == made
+    assert "tempfile.mkdtemp(prefix=f\".{dest.name}.tmp-\"" in pathlib.Path(runner.__file__).read_text()
