@@ -155,10 +155,10 @@ def python_pids() -> list:
 
 
 def attempt_dir(dest: pathlib.Path, stop: threading.Event):
-    """The run's attempt directory once the runner has made it (runner.py: a new
-    `.<name>.tmp-<random>` beside the destination per attempt), None when stopped first."""
+    """The run's attempt directory once the runner has made it (a new one per attempt beside the
+    destination, named from runner.attempt_prefix), None when stopped first."""
     while True:
-        found = sorted(dest.parent.glob(f".{dest.name}.tmp-*"))
+        found = sorted(dest.parent.glob(f"{runner.attempt_prefix(dest)}*"))
         if found:
             return found[0]
         if stop.wait(0.02):

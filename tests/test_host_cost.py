@@ -100,8 +100,9 @@ def test_phases_split_cpu_at_console_lines_and_skip_missing_ones():
 
 
 def test_the_profile_follows_the_runners_attempt_directory(tmp_path):
-    """The runner makes each attempt in a new `.<name>.tmp-<random>` beside the run's destination
-    (runner._execute); the profile must find that one, and give up once told to stop."""
+    """The runner makes each attempt in a new directory beside the run's destination, named from
+    runner.attempt_prefix (runner._execute); the profile must find that one, and give up once
+    told to stop."""
     import tempfile
     import threading
     from bbrlab.host import runner
@@ -110,6 +111,6 @@ def test_the_profile_follows_the_runners_attempt_directory(tmp_path):
     stop = threading.Event()
     stop.set()
     assert hc.attempt_dir(dest, stop) is None
-    made = pathlib.Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=tmp_path))
+    made = pathlib.Path(tempfile.mkdtemp(prefix=runner.attempt_prefix(dest), dir=tmp_path))
     assert hc.attempt_dir(dest, threading.Event()) == made
-    assert "tempfile.mkdtemp(prefix=f\".{dest.name}.tmp-\"" in pathlib.Path(runner.__file__).read_text()
+    assert "tempfile.mkdtemp(prefix=attempt_prefix(dest)" in pathlib.Path(runner.__file__).read_text()

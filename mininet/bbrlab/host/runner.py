@@ -67,6 +67,11 @@ def run_lock(dest: pathlib.Path):
         os.close(fd)
 
 
+def attempt_prefix(dest: pathlib.Path) -> str:
+    """The name every attempt directory of run `dest` starts with (a new one per attempt, beside it)."""
+    return f".{dest.name}.tmp-"
+
+
 def _remove_leftovers(dest: pathlib.Path) -> None:
     """The temporary directories earlier attempts of this run left (killed by SIGKILL); called with
     the run's lock held, so none of them belongs to a live attempt."""
@@ -167,7 +172,7 @@ def _execute(job: dict, dest: pathlib.Path, backend_name, timeout_s, progress, b
     backend_name = backend.name
     job = dict(job, backend=backend_name, modules=backend.modules(job), guest=backend.guest_options())
     _remove_leftovers(dest)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=attempt_prefix(dest), dir=dest.parent))
     write_json(tmp / "job.json", job)
     timeout_s = timeout_s or default_timeout(job)
     progress(f"[{job['name']}/{job['point']}/rep{job['repetition']}] booting {backend_name} testbed "
