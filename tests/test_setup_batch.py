@@ -1,4 +1,5 @@
-"""The set-up's root-namespace ip/tc commands run as one batch per tool (guest.run_batched), on
+"""The set-up's root-namespace ip/tc commands run as one batch per tool (guest.run_batched), and the
+requests the driver sends itself instead of an `ip` or `tc` process (veth.py, fq.py), on
 the host in a fresh network namespace: no testbed boot. (The bridges' own `ip -batch`, in
 topology.py, is exercised by every booted test: nothing is forwarded without it; the dumbbell
 itself is built here too, by Mininet in a fresh namespace.)"""
@@ -67,6 +68,13 @@ out = {"shells": [line for line in ps.splitlines() if line.startswith(topology.H
                                     text=True).stdout.count("master " + sw) for sw in ("sw1", "sw2")},
        "ping": db.senders[1].cmd("ping -c 1 -W 2 10.0.2.2"), "echo": db.receivers[0].cmd("echo hello"),
        "leaked": {name: pipe in fds for name, fds in held.items()}}
+hosts = db.senders + db.receivers
+ns = lambda pid: os.readlink(f"/proc/{pid}/ns/net")
+out["namespaces"] = len({ns(h.pid) for h in hosts} | {ns("self")})
+out["shell_sessions"] = [os.getsid(h.pid) == h.pid for h in hosts]
+sleeper = db.senders[1].popen(["sleep", "5"])
+out["popen"] = {"in_node": ns(sleeper.pid) == ns(db.senders[1].pid), "own_session": os.getsid(sleeper.pid) == sleeper.pid}
+sleeper.kill()
 db.net.stop()
 out["links_after_stop"] = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.count("\\n")
 print(json.dumps(out))
@@ -92,6 +100,10 @@ def test_dumbbell_bridges_have_no_shells_and_forward():
     assert out["echo"] == "hello\r\n"
     assert out["leaked"] == {"snd1": False, "snd2": False, "rcv1": False, "rcv2": False}
     assert out["links_after_stop"] == 1      # lo only
+    # each host in a network namespace and a session of its own (what `mnexec -dn` made), the
+    # driver back in its own; a command started in a host runs in the host's namespace, in its own session
+    assert out["namespaces"] == 5 and out["shell_sessions"] == [True] * 4
+    assert out["popen"]["in_node"] and out["popen"]["own_session"]
 
 
 STATE = """
@@ -171,3 +183,102 @@ def test_the_veth_request_makes_the_pair_ip_makes():
     assert "sw1-eth2@" in root and "h1-eth0@" in host and "02:00:00:00:02:02" in root
     assert got["request"].stdout == got["ip"].stdout
     assert "veth pair h1-eth0/sw1-eth2" in got["again"].stdout and "exists" in got["again"].stdout
+
+
+# The request `tc qdisc replace dev lo root fq` sends (iproute2 6.1 of Debian 12, dumped by
+# `strace -e trace=sendmsg -e write=3`), its sequence number (bytes 8-11) zeroed: the reference
+# for fq.request is tc's own message, not the module's reading of it.
+TC_REPLACE_ROOT_FQ_LO = bytes.fromhex("30000000 24000505 00000000 00000000"
+                                      "00000000 01000000 00000000 ffffffff"
+                                      "00000000 07000100 66710000 04000200")
+
+
+def test_the_fq_request_is_the_one_tc_sends():
+    from bbrlab.guest import fq, rtnl
+    msg = rtnl.message(fq.RTM_NEWQDISC, rtnl.NLM_F_REQUEST | rtnl.NLM_F_ACK | fq.NLM_F_REPLACE | fq.NLM_F_CREATE,
+                       fq.request(1), seq=0)
+    assert msg == TC_REPLACE_ROOT_FQ_LO
+
+
+FQ = """
+import re, subprocess, sys
+from bbrlab.guest import fq
+if sys.argv[1] == "tc":
+    res = subprocess.run(["tc", "qdisc", "replace", "dev", sys.argv[2], "root", "fq"], capture_output=True, text=True)
+    outcome = "ok" if res.returncode == 0 else "refused"
+else:
+    try:
+        fq.replace_root(sys.argv[2])
+        outcome = "ok"
+    except OSError as err:
+        outcome = "refused"
+        print(err, file=sys.stderr)
+shown = subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
+print(outcome, re.sub(r"qdisc fq [0-9a-f]+:", "qdisc fq N:", shown))   # the kernel numbers each new qdisc
+"""
+
+
+@needs_netns
+def test_the_fq_request_does_what_tc_does():
+    """fq.replace_root leaves the device as `tc qdisc replace dev D root fq` does, in a fresh namespace:
+    fq at its defaults where the kernel has fq, refused by both where it has not (this host's
+    kernel has no fq); a device that does not exist is named."""
+    got = {how: subprocess.run(["unshare", "-n", sys.executable, "-c", FQ, how, dev], capture_output=True,
+                               text=True, timeout=60, env=ENV)
+           for how, dev in (("tc", "lo"), ("request", "lo"), ("request-missing", "nosuchdev0"))}
+    for how, res in got.items():
+        assert res.returncode == 0, (how, res.stderr)
+    assert got["request"].stdout == got["tc"].stdout
+    if got["tc"].stdout.startswith("ok"):
+        assert "qdisc fq N: root" in got["tc"].stdout
+    else:
+        assert "fq on lo" in got["request"].stderr
+    assert got["request-missing"].stdout.startswith("refused")
+    assert "fq on nosuchdev0: no such device" in got["request-missing"].stderr
+
+
+# The request `ip route add 10.0.1.1/32 dev lo quickack 1` sends (iproute2 6.1 of Debian 12, dumped by
+# strace as above), its sequence number zeroed: the reference for quickack.request.
+IP_QUICKACK_ROUTE_LO = bytes.fromhex("38000000 18000506 00000000 00000000"
+                                     "02200000 fe03fd01 00000000 08000100"
+                                     "0a000101 08000400 01000000 0c000800"
+                                     "08000f00 01000000")
+
+
+def test_the_quickack_route_request_is_the_one_ip_sends():
+    from bbrlab.guest import quickack, rtnl
+    msg = rtnl.message(quickack.RTM_NEWROUTE, rtnl.NLM_F_REQUEST | rtnl.NLM_F_ACK | quickack.NLM_F_EXCL
+                       | quickack.NLM_F_CREATE, quickack.request("10.0.1.1", 1), seq=0)
+    assert msg == IP_QUICKACK_ROUTE_LO
+
+
+ROUTE = """
+import subprocess, sys
+from bbrlab.guest import quickack
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+for _ in range(2 if sys.argv[1] == "again" else 1):
+    if sys.argv[1] == "ip":
+        subprocess.run(["ip", "route", "add", "10.0.1.1/32", "dev", "lo", "quickack", "1"], check=True)
+    else:
+        try:
+            quickack.add_route("10.0.1.1", sys.argv[2])
+        except OSError as err:
+            print(err)
+print(subprocess.run(["ip", "-d", "route", "show", "table", "all"], capture_output=True, text=True).stdout)
+"""
+
+
+@needs_netns
+def test_the_quickack_route_request_adds_the_route_ip_adds():
+    """quickack.add_route leaves the routing tables as `ip route add A/32 dev D quickack 1` does (the
+    route, its table, protocol, scope and metric); the same route again, or a device that does not
+    exist, is refused naming the route."""
+    got = {how: subprocess.run(["unshare", "-n", sys.executable, "-c", ROUTE, how, dev], capture_output=True,
+                               text=True, timeout=60, env=ENV)
+           for how, dev in (("ip", "lo"), ("request", "lo"), ("again", "lo"), ("missing", "nosuchdev0"))}
+    for how, res in got.items():
+        assert res.returncode == 0, (how, res.stderr)
+    assert "unicast 10.0.1.1 dev lo table main proto boot scope link quickack 1" in got["ip"].stdout
+    assert got["request"].stdout == got["ip"].stdout
+    assert "quickack route to 10.0.1.1 via lo: File exists" in got["again"].stdout
+    assert "quickack route to 10.0.1.1 via nosuchdev0: no such device" in got["missing"].stdout

@@ -2,7 +2,7 @@
 
 `python3 -m bbrlab.guest RUN_DIR` (the UML guest's init, guest_init.c, or the native
 backend) runs driver.py: it reads RUN_DIR/job.json, builds the dumbbell (topology,
-veth, ifconfig, netns), shapes it (shaping), starts the samplers and the flows (traffic,
+veth, ifconfig, netns), shapes it (shaping, fq), starts the samplers and the flows (traffic,
 bulk.c) and writes what it measured to RUN_DIR/raw/ for data/.
 
     bench_hooks.py  Optional measurement hooks of the bench scripts (bench/), kept out of the
@@ -12,6 +12,8 @@ bulk.c) and writes what it measured to RUN_DIR/raw/ for data/.
     capture.py      Where and how the guest captures packet headers at the bottleneck
                     (`capture: bottleneck`).
     driver.py       The experiment, run inside the testbed (UML guest or native host) as root.
+    fq.py           The sender's pacing qdisc by the one rtnetlink request `tc qdisc replace
+                    dev D root fq` sends.
     guest_init.c    PID 1 of the User-Mode Linux testbed guest.
     ifconfig.py     What Mininet's `ifconfig DEV ADDR/LEN up` and `ifconfig lo up` do, by the
                     same ioctls.
@@ -21,8 +23,12 @@ bulk.c) and writes what it measured to RUN_DIR/raw/ for data/.
     offloads.py     Segmentation offloads (TSO, GSO, GRO) off and read back, without an
                     `ethtool` process.
     procacct.py     Per-process event counts of the testbed guest, for the host-cost profile.
+    quickack.py     A receiver's quickack host route by the one rtnetlink request `ip route add`
+                    sends.
     rcvlowat.py     SO_RCVLOWAT on the iperf3 receivers' data sockets: a measured host-cost
                     saving, not used.
+    rtnl.py         One rtnetlink request and the kernel's acknowledgement of it (fq.py,
+                    quickack.py, veth.py).
     samplers.py     The sampler: one process that samples every flow's sockets, the bottleneck
                     queue and the guest CPU on a fixed time grid.
     shaping.py      Traffic control on the dumbbell: bottleneck rate and buffer, AQM, per-flow

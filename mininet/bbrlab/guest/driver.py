@@ -40,7 +40,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import bench_hooks, capture, offloads, samplers, shaping, topology, traffic, vclock
+from . import bench_hooks, capture, fq, netns, offloads, quickack, samplers, shaping, topology, traffic, vclock
 from ..experiment import testbed
 
 OVS_RUN = "/var/run/openvswitch"
@@ -260,11 +260,27 @@ def configure(db, job: dict) -> list:
         if not job["guest"]["offloads_by_ioctl"]:
             run(shaping.offloads_off(dev), node)
             return
-        after = samplers.in_netns(node.pid if node is not None else None, lambda: offloads.turn_off(dev))
+        after = netns.in_netns(node.pid if node is not None else None, lambda: offloads.turn_off(dev))
         if any(after.values()):
             raise RuntimeError(f"{dev}: offloads still on after turning them off: {after}")
         for cmd in shaping.offloads_off(dev):
             applied.append({"node": node.name if node else "root", "cmd": cmd, "via": "SIOCETHTOOL"})
+
+    def by_request(node, cmds, via, send):
+        """What the commands `cmds` would do in `node`'s namespace, done by send(): the one rtnetlink
+        request their process sends, from inside that namespace, instead of the process."""
+        netns.in_netns(node.pid, send)
+        for cmd in cmds:
+            applied.append({"node": node.name, "cmd": cmd, "via": via})
+
+    def pacing_qdisc(sender):
+        """shaping.sender_qdisc on the sender's interface: fq by the request `tc` sends (fq.py)."""
+        dev = sender.defaultIntf().name
+        cmds = shaping.sender_qdisc(dev, job["sender_qdisc"])
+        if job["sender_qdisc"] == "fq":
+            by_request(sender, cmds, "RTM_NEWQDISC", lambda: fq.replace_root(dev))
+        else:
+            run(cmds, sender)
 
     if job["offloads"] == "off":
         for host in db.senders + db.receivers:
@@ -278,10 +294,11 @@ def configure(db, job: dict) -> list:
             run(shaping.access_link(db.senders[i].defaultIntf().name, flow["access_rate_mbps"],
                                     job["sender_qdisc"], job["mtu_bytes"]), db.senders[i])
         else:
-            run(shaping.sender_qdisc(db.senders[i].defaultIntf().name, job["sender_qdisc"]), db.senders[i])
+            pacing_qdisc(db.senders[i])
         if not job["delayed_ack"]:
-            run(shaping.quickack_route(topology.ip_of(db.senders[i]), db.receivers[i].defaultIntf().name),
-                db.receivers[i])
+            dev, sender_ip = db.receivers[i].defaultIntf().name, topology.ip_of(db.senders[i])
+            by_request(db.receivers[i], shaping.quickack_route(sender_ip, dev), "RTM_NEWROUTE",
+                       lambda: quickack.add_route(sender_ip, dev))
         if job["rtt_on"] == "ingress":
             run(shaping.ingress_redirect(db.sender_side_ports[i], shaping.ifb_name(i)))
         node, dev = shaping.delay_device(i, job["rtt_on"], db)
@@ -363,7 +380,7 @@ def sysctl(node, name: str, value=None) -> str:
             return pathlib.Path(path).read_text().strip()
         pathlib.Path(path).write_text(str(value))
         return str(value)
-    return samplers.in_netns(node.pid if node is not None else None, access)
+    return netns.in_netns(node.pid if node is not None else None, access)
 
 
 def tune_tcp_memory(job: dict, db) -> list:

@@ -32,7 +32,7 @@ import sys
 import time
 
 from . import netlink, vclock
-from .netns import in_netns  # noqa: F401  (driver.py calls it as samplers.in_netns)
+from .netns import in_netns
 
 TCP_FIELDS = ("state", "ca_state", "snd_mss", "unacked", "sacked", "lost", "retrans", "rtt", "rttvar",
               "snd_cwnd", "total_retrans", "pacing_rate", "bytes_acked", "bytes_received",

@@ -26,24 +26,16 @@ namespace its process is in *now*, and the driver itself, whose pid names the
 root namespace for Mininet's bridges, is in the first node's while it sends.
 tests/test_setup_batch.py compares the devices it makes with those `ip` makes.
 """
-import os
 import socket
 import struct
 
-NETLINK_ROUTE = 0
+from .rtnl import NLM_F_CREATE, NLM_F_EXCL, attr as _attr, send
+
 RTM_NEWLINK = 16
-NLMSG_ERROR = 2
-NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 0x1, 0x4, 0x200, 0x400
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_LINKINFO, IFLA_NET_NS_FD = 1, 3, 18, 28
 IFLA_INFO_KIND, IFLA_INFO_DATA = 1, 2
 VETH_INFO_PEER = 1
 IFINFOMSG = struct.pack("BxHiII", socket.AF_UNSPEC, 0, 0, 0, 0)
-
-
-def _attr(kind: int, payload: bytes) -> bytes:
-    """One netlink attribute, padded to 4 bytes."""
-    data = struct.pack("HH", 4 + len(payload), kind) + payload
-    return data + b"\0" * (-len(data) % 4)
 
 
 def _mac(text: str) -> bytes:
@@ -77,19 +69,5 @@ def request(name1: str, name2: str, addr1=None, addr2=None, peer_netns_fd=None) 
 def make_pair(name1: str, name2: str, addr1=None, addr2=None, peer_netns_fd=None) -> None:
     """Create veth `name1` here and its peer `name2` (in the namespace `peer_netns_fd` refers
     to, an open /proc/PID/ns/net; None: here); OSError names the pair and the kernel's reason."""
-    body = request(name1, name2, addr1, addr2, peer_netns_fd)
-    seq = 1
-    flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_EXCL | NLM_F_CREATE
-    msg = struct.pack("IHHII", 16 + len(body), RTM_NEWLINK, flags, seq, 0) + body
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE) as sock:
-        sock.bind((0, 0))
-        sock.send(msg)
-        while True:
-            reply = sock.recv(65536)
-            _length, kind, _flags, rseq, _pid = struct.unpack_from("IHHII", reply)
-            if kind == NLMSG_ERROR and rseq == seq:
-                code = -struct.unpack_from("i", reply, 16)[0]
-                if code:
-                    raise OSError(code, f"veth pair {name1}/{name2}: {os.strerror(code)}")
-                return
-
+    send(RTM_NEWLINK, NLM_F_EXCL | NLM_F_CREATE, request(name1, name2, addr1, addr2, peer_netns_fd),
+         f"veth pair {name1}/{name2}")
