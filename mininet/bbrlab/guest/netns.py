@@ -1,4 +1,4 @@
-"""Run a call inside another process's network namespace and come back.
+"""Run a call inside another process's network namespace, or a new one, and come back.
 
 The experiment driver and the sampler open sockets (sock_diag, ethtool and
 interface ioctls) in the Mininet hosts' namespaces this way instead of starting
@@ -29,3 +29,19 @@ def in_netns(pid, make):
     finally:
         os.close(own)
         os.close(target)
+
+
+def in_new_netns(make):
+    """Call make() inside a new network namespace and come back: a process make() starts stays in
+    it (a new process is created in its creator's namespaces) and keeps it alive."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    own = os.open("/proc/self/ns/net", os.O_RDONLY)
+    try:
+        if libc.unshare(CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "unshare of the network namespace")
+        try:
+            return make()
+        finally:
+            libc.setns(own, CLONE_NEWNET)
+    finally:
+        os.close(own)

@@ -120,9 +120,12 @@ def _bridge_class():
 
 
 class Host(MininetHost):
-    """Mininet's Host with a shell started by two processes instead of four: Mininet starts
+    """Mininet's Host with a shell started by one process instead of four: Mininet starts
     `mnexec env PS1=... bash` and then runs `stty -echo` in it; here PS1 comes through the
-    environment and the pseudo-terminal's echo is turned off before the shell starts. The
+    environment, the pseudo-terminal's echo is turned off before the shell starts, and the
+    driver makes the shell's new network namespace and session itself (what `mnexec -dn` did;
+    Mininet's mount namespace with its own /sys is left out: nothing run in a node reads /sys),
+    and starts the node's commands from inside that namespace (popen). The
     driver's file descriptors are closed in the child by Python (close_range or the open ones
     listed) instead of by `mnexec -c`, which calls close() on every possible descriptor: 16 384
     system calls under Mininet's raised RLIMIT_NOFILE, each a ptrace stop in User-Mode Linux.
@@ -137,19 +140,24 @@ class Host(MininetHost):
     SHELL = ("dash", "-is")
 
     def startShell(self, mnopts=None):
-        """Start the node's shell (SHELL under mnexec, in its own network namespace when inNamespace) on a
+        """Start the node's shell (SHELL, in a session of its own and, when inNamespace, in a new network
+        namespace: what `mnexec -dn` did, but one program start instead of two) on a
         pseudo-terminal without echo and wait for its first prompt; RuntimeError if it already runs.
         Sets what Mininet's Node.startShell sets (shell, stdin/stdout, pid, the poll object)."""
         if self.shell:
             raise RuntimeError(f"{self.name}: shell is already running")
-        opts = ("-d" if mnopts is None else mnopts) + ("n" if self.inNamespace else "")
+        if mnopts not in (None, "-d"):
+            raise ValueError(f"{self.name}: mnexec options {mnopts!r} are not supported here")
         self.master, self.slave = pty.openpty()
         attrs = termios.tcgetattr(self.slave)
         attrs[3] &= ~termios.ECHO                      # lflag
         termios.tcsetattr(self.slave, termios.TCSANOW, attrs)
-        self.shell = self._popen(["mnexec", opts, *self.SHELL, "mininet:" + self.name],
-                                 stdin=self.slave, stdout=self.slave, stderr=self.slave, close_fds=True,
-                                 env=dict(os.environ, PS1=chr(127)))
+
+        def spawn():
+            return self._popen([*self.SHELL, "mininet:" + self.name], stdin=self.slave, stdout=self.slave,
+                               stderr=self.slave, close_fds=True, start_new_session=True,
+                               env=dict(os.environ, PS1=chr(127)))
+        self.shell = netns.in_new_netns(spawn) if self.inNamespace else spawn()
         self.stdin = os.fdopen(self.master, "r")
         self.stdout = self.stdin
         self.pid = self.shell.pid
@@ -165,6 +173,17 @@ class Host(MininetHost):
             self.pollOut.poll()
         self.waiting = False
         self.cmd("unset HISTFILE; set +m")
+
+    def popen(self, *args, **kwargs):
+        """Mininet's popen without `mnexec -da PID`: the child is created from inside the node's
+        network namespace (netns.in_netns; a new process inherits its creator's namespaces) in a
+        session of its own (what mnexec's -d does), so each command the driver starts in a node
+        (ping, the flows' two ends, a node's `tc`) is one program start instead of two. A node has no
+        mount namespace of its own (startShell), so no /sys of its own either: none of those
+        programs reads /sys."""
+        kwargs["mncmd"] = []
+        kwargs["start_new_session"] = True
+        return netns.in_netns(self.pid, lambda: super(Host, self).popen(*args, **kwargs))
 
     def config(self, mac=None, ip=None, defaultRoute=None, lo="up", **params):
         """Mininet's Node.config for what the dumbbell asks (an address with its prefix length,
