@@ -4,7 +4,7 @@ and whether the flows' bytes stay the same.
 
     .venv/bin/python bench/kernel_ab_bench.py KERNEL_A KERNEL_B [--label-a A] [--label-b B]
         [--rounds 2] [--experiments ma2019_fig01 tang_fig02 ...]
-        [--out bench/results/kernel-ab-<date>]
+        [--checkout-a PATH] [--checkout-b PATH] [--out bench/results/kernel-ab-<date>]
 
 For each experiment named (default: one per paper and the successors part), its first quick-profile
 run that loads no variant module (so that neither build's modules enter), booted on kernel A and on
@@ -13,13 +13,20 @@ both alike. Reports per run the host CPU and wall seconds (run.json timings), pe
 B / A, and whether B's run holds A's bytes: every file of the run directory but run.json and the
 two raw files that record the kernel itself (raw/console.log: its path, size and boot messages;
 raw/timeline.json: host timings). Writes <out>.csv and <out>.md.
+
+With --checkout-a/-b a side's runs go through another checkout of the repository (its own guest
+code, by its `bbrlab run`): the same comparison for a change of the testbed's code together with,
+or instead of, its kernel (the same kernel twice).
 """
 import argparse
 import csv
 import datetime
 import hashlib
 import pathlib
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -53,6 +60,22 @@ def digests(run_dir: pathlib.Path) -> dict:
             for p in sorted(run_dir.rglob("*")) if p.is_file() and str(p.relative_to(run_dir)) not in NOT_COMPARED}
 
 
+def run_in_checkout(checkout: pathlib.Path, job: dict, root: pathlib.Path, kernel: pathlib.Path):
+    """Boot the job's run with another checkout's `bbrlab run` (its spec, its guest code) under
+    `root`; returns (run.json, the run directory)."""
+    table, _papers = experiments.load(checkout)
+    cmd = [sys.executable, "-m", "bbrlab", "run", str(checkout / table[job["name"]].spec), "--profile", "quick",
+           "--point", job["point"], "--rep", str(job["repetition"]), "--out", str(root), "--backend", "uml",
+           "--kernel", str(kernel)]
+    res = subprocess.run(cmd, cwd=checkout, env=dict(os.environ, PYTHONPATH=str(checkout / "mininet")),
+                         capture_output=True, text=True)
+    print(res.stdout, end="", flush=True)
+    run_dir = root / job["name"] / job["point"] / f"rep{job['repetition']}"
+    if res.returncode != 0 or not (run_dir / "run.json").is_file():
+        raise SystemExit(f"{checkout}: {job['name']} {job['point']} failed:\n{res.stdout}{res.stderr}")
+    return json.loads((run_dir / "run.json").read_text()), run_dir
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernel_a")
@@ -61,8 +84,15 @@ def main():
     parser.add_argument("--label-b", default="B")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--experiments", nargs="+", default=list(EXPERIMENTS))
+    parser.add_argument("--checkout-a", help="run side A with this checkout's code (default: this one's)")
+    parser.add_argument("--checkout-b", help="run side B with this checkout's code (default: this one's)")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / f"kernel-ab-{datetime.date.today()}"))
     args = parser.parse_args()
+    checkouts = {args.label_a: args.checkout_a, args.label_b: args.checkout_b}
+    checkouts = {label: pathlib.Path(c).resolve() if c else None for label, c in checkouts.items()}
+    for label, c in checkouts.items():
+        if c is not None and not (c / "mininet" / "bbrlab").is_dir():
+            raise SystemExit(f"checkout {label}: not a checkout of this repository: {c}")
     kernels = {args.label_a: pathlib.Path(args.kernel_a).resolve(), args.label_b: pathlib.Path(args.kernel_b).resolve()}
     for label, k in kernels.items():
         if not k.is_file():
@@ -74,9 +104,13 @@ def main():
             order = list(kernels) if k % 2 else list(kernels)[::-1]
             for job in jobs:
                 for label in order:
-                    run_dir = pathlib.Path(root) / f"{label}_{k}" / job["name"] / job["point"]
-                    summary = runner.execute(job, run_dir, "uml", kernel=str(kernels[label]),
-                                             progress=lambda m: print(m, flush=True))
+                    if checkouts[label] is not None:
+                        summary, run_dir = run_in_checkout(checkouts[label], job, pathlib.Path(root) / f"{label}_{k}",
+                                                           kernels[label])
+                    else:
+                        run_dir = pathlib.Path(root) / f"{label}_{k}" / job["name"] / job["point"]
+                        summary = runner.execute(job, run_dir, "uml", kernel=str(kernels[label]),
+                                                 progress=lambda m: print(m, flush=True))
                     files[(label, k, job["name"])] = digests(run_dir)
                     t = summary["timings"]
                     rows.append({"round": k, "experiment": job["name"], "point": job["point"], "kernel": label,
@@ -101,7 +135,9 @@ def main():
     out.with_suffix(".csv.tmp").rename(out.with_suffix(".csv"))
     lines = [f"# Two testbed kernel builds, the same runs ({datetime.date.today()})", "",
              f"`bench/kernel_ab_bench.py`, {args.rounds} round(s), the two builds in turn ({a} first in odd rounds).",
-             f"{a}: `{kernels[a]}`; {b}: `{kernels[b]}`. Host CPU and wall seconds of the whole testbed run",
+             f"{a}: `{kernels[a]}`; {b}: `{kernels[b]}`."]
+    lines += [f"Side {label} ran the code of the checkout `{c}`." for label, c in checkouts.items() if c is not None]
+    lines += ["Host CPU and wall seconds of the whole testbed run",
              "(boot and set-up included, run.json timings).", "",
              "| round | experiment | point | kernel | valid | exp. s | host CPU s | wall s |", "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['round']} | {r['experiment']} | {r['point']} | {r['kernel']} | {r['valid']} | {r['experiment_s']:g} | "
