@@ -16,29 +16,30 @@ def in_netns(pid, make):
     """Call make() inside the network namespace of process `pid` (None: this one)."""
     if pid is None:
         return make()
-    libc = ctypes.CDLL(None, use_errno=True)
-    own = os.open("/proc/self/ns/net", os.O_RDONLY)
-    target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-    try:
-        if libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns into the namespace of pid {pid}")
+
+    def enter(libc):
+        target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
         try:
-            return make()
+            return libc.setns(target, CLONE_NEWNET)
         finally:
-            libc.setns(own, CLONE_NEWNET)
-    finally:
-        os.close(own)
-        os.close(target)
+            os.close(target)
+    return _away(enter, f"setns into the namespace of pid {pid}", make)
 
 
 def in_new_netns(make):
     """Call make() inside a new network namespace and come back: a process make() starts stays in
     it (a new process is created in its creator's namespaces) and keeps it alive."""
+    return _away(lambda libc: libc.unshare(CLONE_NEWNET), "unshare of the network namespace", make)
+
+
+def _away(enter, what, make):
+    """Leave this thread's network namespace by enter(libc) (0 on success, else OSError naming
+    `what`), call make() there and come back to this one."""
     libc = ctypes.CDLL(None, use_errno=True)
     own = os.open("/proc/self/ns/net", os.O_RDONLY)
     try:
-        if libc.unshare(CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "unshare of the network namespace")
+        if enter(libc) != 0:
+            raise OSError(ctypes.get_errno(), what)
         try:
             return make()
         finally:
