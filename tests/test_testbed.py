@@ -62,9 +62,8 @@ def test_two_flow_run_end_to_end(tmp_path, kernel):
     assert not list((tmp_path / "out" / "e2e" / "base").glob(".*tmp*"))
     # each sender's fq was set by the request tc sends (guest/fq.py), which the kernel acknowledged
     timeline = json.loads((run_dir / "raw" / "timeline.json").read_text())
-    fq = [c for c in timeline["commands"] if c["cmd"][:3] == ["tc", "qdisc", "replace"]]
-    assert [(c["node"], c["cmd"][-1], c.get("via")) for c in fq] == [("snd1", "fq", "RTM_NEWQDISC"),
-                                                                      ("snd2", "fq", "RTM_NEWQDISC")]
+    fq = [c for c in timeline["commands"] if c["cmd"][:3] == ["tc", "qdisc", "replace"] and c["cmd"][-1] == "fq"]
+    assert [(c["node"], c.get("via")) for c in fq] == [("snd1", "RTM_NEWQDISC"), ("snd2", "RTM_NEWQDISC")]
 
 
 def test_header_captures_give_each_flows_backlog_and_drops(tmp_path, kernel):
