@@ -19,24 +19,21 @@ which changes nothing and sizes the flow table as without them).
 import socket
 import struct
 
-from .rtnl import NLM_F_CREATE, NLM_F_REPLACE, attr, send
+from .rtnl import NLM_F_CREATE, NLM_F_REPLACE, attr, ifindex, send
 
 RTM_NEWQDISC = 36
 TC_H_ROOT = 0xFFFFFFFF
 TCA_KIND, TCA_OPTIONS = 1, 2
 
 
-def request(ifindex: int) -> bytes:
+def request(index: int) -> bytes:
     """The RTM_NEWQDISC message body (after the header) `tc qdisc replace dev D root fq` sends."""
-    tcmsg = struct.pack("BxxxiIII", socket.AF_UNSPEC, ifindex, 0, TC_H_ROOT, 0)
+    tcmsg = struct.pack("BxxxiIII", socket.AF_UNSPEC, index, 0, TC_H_ROOT, 0)
     return tcmsg + attr(TCA_KIND, b"fq\0") + attr(TCA_OPTIONS, b"")
 
 
 def replace_root(dev: str) -> None:
     """Make fq, with its defaults, the root qdisc of `dev` (in this thread's namespace);
     OSError names the device and the kernel's reason (no such device, no fq in the kernel)."""
-    try:
-        ifindex = socket.if_nametoindex(dev)
-    except OSError as e:
-        raise OSError(e.errno, f"fq on {dev}: no such device") from None
-    send(RTM_NEWQDISC, NLM_F_REPLACE | NLM_F_CREATE, request(ifindex), f"fq on {dev}")
+    what = f"fq on {dev}"
+    send(RTM_NEWQDISC, NLM_F_REPLACE | NLM_F_CREATE, request(ifindex(dev, what)), what)

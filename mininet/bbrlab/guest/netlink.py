@@ -10,6 +10,8 @@ tested on messages captured from the testbed (tests/fixtures/netlink/).
 import socket
 import struct
 
+from .rtnl import message
+
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
 NETLINK_ROUTE, NETLINK_SOCK_DIAG = 0, 4
@@ -43,10 +45,6 @@ TCP_INFO_FIELDS = [
     ("delivered", "I"), ("delivered_ce", "I"), ("bytes_sent", "Q"), ("bytes_retrans", "Q"),
     ("dsack_dups", "I"), ("reord_seen", "I"), ("rcv_ooopack", "I"), ("snd_wnd", "I"),
 ]
-
-
-def _nlmsg(msg_type: int, flags: int, payload: bytes, seq: int = 1) -> bytes:
-    return struct.pack("=LHHLL", 16 + len(payload), msg_type, flags, seq, 0) + payload
 
 
 def iter_messages(data: bytes):
@@ -170,12 +168,12 @@ def tcp_dump_request(family=socket.AF_INET, seq=1) -> bytes:
     with tcp_info, the congestion control's info and its name."""
     ext = (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_VEGASINFO - 1)) | (1 << (INET_DIAG_CONG - 1))
     req = struct.pack("=BBBxI", family, socket.IPPROTO_TCP, ext, STATE_MASK) + bytes(48)
-    return _nlmsg(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, req, seq)
+    return message(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, req, seq)
 
 
 def qdisc_dump_request(seq=1) -> bytes:
     """The rtnetlink message asking for every qdisc of the namespace (RTM_GETQDISC dump)."""
-    return _nlmsg(RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, struct.pack("=B3xiIII", 0, 0, 0, 0, 0), seq)
+    return message(RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, struct.pack("=B3xiIII", 0, 0, 0, 0, 0), seq)
 
 
 def decode_tcp_dump(chunks) -> list:

@@ -20,7 +20,7 @@ takes it to the receiver's).
 import socket
 import struct
 
-from .rtnl import NLM_F_CREATE, NLM_F_EXCL, attr, send
+from .rtnl import NLM_F_CREATE, NLM_F_EXCL, attr, ifindex, send
 
 RTM_NEWROUTE = 24
 RT_TABLE_MAIN, RTPROT_BOOT, RT_SCOPE_LINK, RTN_UNICAST = 254, 3, 253, 1
@@ -28,12 +28,12 @@ RTA_DST, RTA_OIF, RTA_METRICS = 1, 4, 8
 RTAX_QUICKACK = 15
 
 
-def request(address: str, ifindex: int) -> bytes:
+def request(address: str, index: int) -> bytes:
     """The RTM_NEWROUTE message body (after the header) `ip route add ADDRESS/32 dev D quickack 1`
-    sends, D having index `ifindex`."""
+    sends, D having index `index`."""
     rtmsg = struct.pack("BBBBBBBBI", socket.AF_INET, 32, 0, 0, RT_TABLE_MAIN, RTPROT_BOOT, RT_SCOPE_LINK,
                         RTN_UNICAST, 0)
-    return (rtmsg + attr(RTA_DST, socket.inet_aton(address)) + attr(RTA_OIF, struct.pack("I", ifindex))
+    return (rtmsg + attr(RTA_DST, socket.inet_aton(address)) + attr(RTA_OIF, struct.pack("I", index))
             + attr(RTA_METRICS, attr(RTAX_QUICKACK, struct.pack("I", 1))))
 
 
@@ -41,8 +41,4 @@ def add_route(address: str, dev: str) -> None:
     """Add the host route to `address` through `dev` with the quickack metric (in this thread's
     namespace); OSError names the route and the kernel's reason."""
     what = f"quickack route to {address} via {dev}"
-    try:
-        ifindex = socket.if_nametoindex(dev)
-    except OSError as e:
-        raise OSError(e.errno, f"{what}: no such device") from None
-    send(RTM_NEWROUTE, NLM_F_EXCL | NLM_F_CREATE, request(address, ifindex), what)
+    send(RTM_NEWROUTE, NLM_F_EXCL | NLM_F_CREATE, request(address, ifindex(dev, what)), what)

@@ -1,7 +1,8 @@
 """One rtnetlink request and the kernel's acknowledgement of it.
 
 The set-up sends a few requests itself that iproute2 would otherwise send from
-a process of its own (veth.py, fq.py): each guest process costs a User-Mode
+a process of its own (veth.py, fq.py,
+quickack.py): each guest process costs a User-Mode
 Linux host 50-60 ms of CPU to start. The request goes out from the calling
 thread's network namespace (netns.in_netns takes it elsewhere).
 """
@@ -19,6 +20,14 @@ def attr(kind: int, payload: bytes) -> bytes:
     """One netlink attribute, padded to 4 bytes."""
     data = struct.pack("HH", 4 + len(payload), kind) + payload
     return data + b"\0" * (-len(data) % 4)
+
+
+def ifindex(dev: str, what: str) -> int:
+    """The index of device `dev` in this thread's namespace; OSError "<what>: no such device"."""
+    try:
+        return socket.if_nametoindex(dev)
+    except OSError as e:
+        raise OSError(e.errno, f"{what}: no such device") from None
 
 
 def message(msg_type: int, flags: int, body: bytes, seq: int = 1) -> bytes:
