@@ -91,6 +91,37 @@ def test_truncated_tcp_info_decodes_the_fields_present():
     assert "sacked" not in info
 
 
+def test_full_tcp_info_decodes_each_field_at_its_uapi_offset():
+    """struct tcp_info of Linux 6.1 (include/uapi/linux/tcp.h): 232 bytes; each value packed at
+    its offset in that header, so a field decoded from the wrong place shows."""
+    offsets = {"rto": (8, "I"), "snd_mss": (16, "I"), "rtt": (68, "I"), "rttvar": (72, "I"),
+               "snd_cwnd": (80, "I"), "rcv_space": (96, "I"), "total_retrans": (100, "I"),
+               "pacing_rate": (104, "Q"), "bytes_acked": (120, "Q"), "bytes_received": (128, "Q"),
+               "segs_out": (136, "I"), "notsent_bytes": (144, "I"), "min_rtt": (148, "I"),
+               "delivery_rate": (160, "Q"), "busy_time": (168, "Q"), "delivered": (192, "I"),
+               "bytes_sent": (200, "Q"), "bytes_retrans": (208, "Q"), "snd_wnd": (228, "I")}
+    data = bytearray(232)
+    expected = {}
+    for k, (name, (offset, code)) in enumerate(sorted(offsets.items())):
+        expected[name] = (k + 1) * 1_000_003 + (7 << 40 if code == "Q" else 0)
+        struct.pack_into("=" + code, data, offset, expected[name])
+    info = netlink.decode_tcp_info(bytes(data))
+    assert {name: info[name] for name in expected} == expected
+    # a kernel sending less (an older one): the fields up to min_rtt, none after
+    short = netlink.decode_tcp_info(bytes(data[:152]))
+    assert short["min_rtt"] == expected["min_rtt"] and "data_segs_in" not in short and "delivery_rate" not in short
+
+
+def test_qdisc_dump_filtered_by_device_keeps_that_devices_qdiscs(fixtures):
+    chunks = [(fixtures / "netlink" / "qdisc.bin").read_bytes()]
+    every = netlink.decode_qdisc_dump(chunks)
+    devices = {q["ifindex"] for q in every}
+    assert len(devices) > 1
+    for ifindex in devices:
+        assert netlink.decode_qdisc_dump(chunks, ifindex) == [q for q in every if q["ifindex"] == ifindex]
+    assert netlink.decode_qdisc_dump(chunks, max(devices) + 1) == []
+
+
 def test_netlink_error_is_raised():
     err = struct.pack("=LHHLL", 36, netlink.NLMSG_ERROR, 0, 1, 0) + struct.pack("=i", -1) + bytes(16)
     assert list(netlink.iter_messages(err))[0][0] == netlink.NLMSG_ERROR

@@ -64,6 +64,10 @@ def test_two_flow_run_end_to_end(tmp_path, kernel):
     timeline = json.loads((run_dir / "raw" / "timeline.json").read_text())
     fq = [c for c in timeline["commands"] if c["cmd"][:3] == ["tc", "qdisc", "replace"] and c["cmd"][-1] == "fq"]
     assert [(c["node"], c.get("via")) for c in fq] == [("snd1", "RTM_NEWQDISC"), ("snd2", "RTM_NEWQDISC")]
+    # the guest's TCP hash tables have the buckets the command line asks for (uml.TCP_HASH_ENTRIES),
+    # as the kernel reports them at boot, not the 8192 it would size from the guest's memory
+    console = (run_dir / "raw" / "console.log").read_text()
+    assert "TCP established hash table entries: 256 " in console, console[:3000]
 
 
 def test_header_captures_give_each_flows_backlog_and_drops(tmp_path, kernel):

@@ -43,6 +43,13 @@ PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_KERNEL = REPO / "build" / "kernel" / "linux"
 # The virtual clock's wall-clock start: 2024-01-01T00:00:00Z, in nanoseconds (any fixed value).
 GUEST_EPOCH_NS = 1_704_067_200 * 10**9
+# Buckets of the guest's TCP socket hash tables (`thash_entries=`). Sized from memory, the kernel
+# gives a 1-GB guest 8192 and a 3-GB one 32768; the sampler's sock_diag dump walks every bucket of
+# the established table, in every host and every sample (a twelfth of a run's host CPU at 8192,
+# bench/results/sampler-cost-2026-11-29.md). The testbed holds at most a few dozen connections
+# (21 flows is the largest spec), so 256 buckets keep the chains short at every memory size. The
+# table's size decides neither a packet's path nor its timing: the flows' bytes stay the same.
+TCP_HASH_ENTRIES = 256
 
 
 def mem_available_mb(meminfo="/proc/meminfo"):
@@ -138,7 +145,8 @@ class UmlBackend(Backend):
         cmd = [str(self.kernel), f"mem={mem_mb}M", "root=/dev/root", "rootfstype=hostfs",
                "rootflags=/", "ro", f"init={guest_programs.binary('guest_init')}",
                "con0=null,fd:1", "con=null", "ssl=null", f"uml_dir={uml_dir}", "umid=bbrlab",
-               f"BBRLAB_RUN={run_dir}", f"BBRLAB_PYTHONPATH={PACKAGE_DIR.parent}"]
+               f"BBRLAB_RUN={run_dir}", f"BBRLAB_PYTHONPATH={PACKAGE_DIR.parent}",
+               f"thash_entries={TCP_HASH_ENTRIES}"]
         if clock == "virtual":
             cmd.append("time-travel=inf-cpu")
         if seed is not None and self.seed_guest:
