@@ -10,6 +10,7 @@ provenance, as a real run does (a content key acts through Snakemake's default r
 from __future__ import annotations
 
 import csv
+import pathlib
 import re
 import shutil
 import subprocess
@@ -474,3 +475,44 @@ def test_the_shipped_derived_results_are_current(tmp_path):
     assert not stale, (f"data/paper-derived lacks the current key of {sorted(stale)}: run "
                        "`.venv/bin/snakemake --cores all derived_store` and commit data/paper-derived")
     assert {f"{r}_derived" for r in DERIVED_RULES} <= jobs.keys()
+
+
+# ---- the same plan however Snakemake is started --------------------------------------------------
+
+def test_the_interpreter_is_named_the_same_by_any_of_its_names_and_relative_to_the_checkout(tmp_path):
+    from bbrlab.experiment import pipeline_config
+    checkout = tmp_path / "repo"
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    real = checkout / ".venv" / "bin" / "python3"
+    real.symlink_to(sys.executable)
+    for name in ("python", "python3.11"):
+        (checkout / ".venv" / "bin" / name).symlink_to("python3")
+    for name in ("python", "python3", "python3.11"):
+        assert pipeline_config.interpreter(checkout / ".venv" / "bin" / name, checkout) == ".venv/bin/python3"
+    # outside the checkout: absolute; a name that is another interpreter: kept
+    assert pipeline_config.interpreter(real, tmp_path / "elsewhere") == str(real)
+    other = checkout / ".venv" / "bin" / "pypy3"
+    other.write_text("")
+    assert pipeline_config.interpreter(other, checkout) == ".venv/bin/pypy3"
+
+
+def test_snakemake_started_by_another_name_of_its_python_reruns_nothing(box):
+    """Up to date when started as `python3 -m snakemake`, still up to date as `python -m snakemake`:
+    the rules' code (a rerun trigger) does not carry the name Snakemake was started with."""
+    bindir = pathlib.Path(sys.executable).parent
+    names = [bindir / n for n in ("python3", "python") if (bindir / n).exists()
+             and (bindir / n).resolve() == pathlib.Path(sys.executable).resolve()]
+    if len(names) < 2:
+        pytest.skip(f"{bindir} has not both python3 and python for this interpreter")
+    args = ["--nolock", "--cores", "1", *SMALL]
+    run = lambda exe, *more: subprocess.run([str(exe), "-m", "snakemake", *more, *args], cwd=box,
+                                             capture_output=True, text=True, timeout=600)
+    res = run(names[0], "-n")
+    for line in re.findall(r"^    output: (.+)$", res.stdout + res.stderr, re.M):
+        for path in line.split(", "):
+            (box / path).parent.mkdir(parents=True, exist_ok=True)
+            (box / path).touch()
+    assert run(names[0], "--touch", "--forceall").returncode == 0
+    for exe in names:
+        res = run(exe, "-n")
+        assert res.returncode == 0 and "Nothing to be done" in res.stdout + res.stderr, (exe, (res.stdout + res.stderr)[-2000:])

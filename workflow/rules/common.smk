@@ -12,6 +12,7 @@ sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
 from bbrlab.data import archive as bbrarchive
 from bbrlab.experiment import controls as bbrcontrols
 from bbrlab.experiment import experiments as bbrexperiments
+from bbrlab.experiment import pipeline_config as bbrpipeline
 from bbrlab.host import modules as bbrmodules
 from bbrlab.host import resources as bbrresources
 from bbrlab.experiment import repetitions as bbrrepetitions
@@ -33,7 +34,8 @@ RES = f"results/{PROFILE}-{NS3_TREE[NS3_RULES]}" if NS3 else f"results/{PROFILE}
 KERNEL = "build/kernel/linux"
 MODULES = "build/modules"
 VAGRANT_UP = "build/vagrant/up"            # marker: the VM is up (backend=vagrant, bbrlab/host/vagrant.py)
-PY = f"PYTHONPATH=mininet {sys.executable} -m bbrlab"
+# named the same however Snakemake was started and wherever the checkout is (pipeline_config.interpreter)
+PY = f"PYTHONPATH=mininet {bbrpipeline.interpreter(sys.executable, workflow.basedir)} -m bbrlab"
 GEN = f"{RES}/report/generated"
 # The results archive (bbrlab/data/archive.py): runs it holds with this checkout's keys are restored
 # from it instead of booted (no kernel, no module needed for them); stale ones rerun.

@@ -39,3 +39,22 @@ def validate(config: dict, schema_path) -> dict:
         where = ".".join(str(p) for p in e.path) or "(top level)"
         raise ConfigError(f"config {where}: {e.message} ({schema_path})")
     return config
+
+
+def interpreter(executable, workdir) -> str:
+    """The Python the pipeline's rules start the testbed's command line with, as their commands
+    name it. Snakemake reruns a job whose rule's code changed, and the interpreter's path is in
+    that code: named as Snakemake's own `sys.executable`, every run would rerun when Snakemake is
+    started by another name of the same interpreter (`.venv/bin/python -m snakemake` against the
+    script's `.venv/bin/python3`) or the checkout moves. So: the interpreter's directory's
+    `python3` where there is one (in a virtual environment every name is the same interpreter),
+    relative to `workdir` (the rules' working directory, the repository) when it lies inside
+    it, else absolute."""
+    executable = pathlib.Path(executable).absolute()
+    canonical = executable.with_name("python3")
+    if canonical.exists() and canonical.resolve() == executable.resolve():
+        executable = canonical
+    try:
+        return str(executable.relative_to(pathlib.Path(workdir).absolute()))
+    except ValueError:
+        return str(executable)
