@@ -42,8 +42,8 @@ def copy_pipeline(root):
     return box
 
 
-def snakemake(box, *args):
-    return subprocess.run([sys.executable, "-m", "snakemake", "--nolock", "--cores", "1", *args], cwd=box,
+def snakemake(box, *args, python=sys.executable):
+    return subprocess.run([str(python), "-m", "snakemake", "--nolock", "--cores", "1", *args], cwd=box,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -67,14 +67,15 @@ def refused(box, *args) -> str:
     return out
 
 
-def make_up_to_date(box, *args):
-    """Every output of the plan present and newer than its inputs, as after a complete run."""
-    res = snakemake(box, "-n", *args)
+def make_up_to_date(box, *args, python=sys.executable):
+    """Every output of the plan present and newer than its inputs, as after a complete run of
+    Snakemake started with `python`."""
+    res = snakemake(box, "-n", *args, python=python)
     for line in re.findall(r"^    output: (.+)$", res.stdout + res.stderr, re.M):
         for path in line.split(", "):
             (box / path).parent.mkdir(parents=True, exist_ok=True)
             (box / path).touch()
-    res = snakemake(box, "--touch", "--forceall", *args)     # and Snakemake's provenance of each job
+    res = snakemake(box, "--touch", "--forceall", *args, python=python)   # and each job's provenance
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     assert plan(box, *args) == {}
 
@@ -504,15 +505,7 @@ def test_snakemake_started_by_another_name_of_its_python_reruns_nothing(box):
              and (bindir / n).resolve() == pathlib.Path(sys.executable).resolve()]
     if len(names) < 2:
         pytest.skip(f"{bindir} has not both python3 and python for this interpreter")
-    args = ["--nolock", "--cores", "1", *SMALL]
-    run = lambda exe, *more: subprocess.run([str(exe), "-m", "snakemake", *more, *args], cwd=box,
-                                             capture_output=True, text=True, timeout=600)
-    res = run(names[0], "-n")
-    for line in re.findall(r"^    output: (.+)$", res.stdout + res.stderr, re.M):
-        for path in line.split(", "):
-            (box / path).parent.mkdir(parents=True, exist_ok=True)
-            (box / path).touch()
-    assert run(names[0], "--touch", "--forceall").returncode == 0
+    make_up_to_date(box, *SMALL, python=names[0])
     for exe in names:
-        res = run(exe, "-n")
+        res = snakemake(box, "-n", *SMALL, python=exe)
         assert res.returncode == 0 and "Nothing to be done" in res.stdout + res.stderr, (exe, (res.stdout + res.stderr)[-2000:])

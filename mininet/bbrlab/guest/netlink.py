@@ -68,27 +68,19 @@ def iter_attrs(data: bytes, offset: int = 0):
         offset += (length + 3) & ~3
 
 
-# One struct for the whole of tcp_info and its prefixes, compiled once: the sampler decodes every
+# tcp_info's first k fields as one struct, for every k, compiled once: the sampler decodes every
 # socket of every sample, and one unpack is several times cheaper than one per field.
 _TCP_INFO_NAMES = [name for name, _code in TCP_INFO_FIELDS]
-_TCP_INFO_PREFIX_SIZES = [struct.calcsize("=" + "".join(code for _n, code in TCP_INFO_FIELDS[:k]))
-                          for k in range(len(TCP_INFO_FIELDS) + 1)]
-_TCP_INFO_STRUCTS = {}
-
-
-def _tcp_info_struct(count: int) -> struct.Struct:
-    """The struct of tcp_info's first `count` fields (cached)."""
-    if count not in _TCP_INFO_STRUCTS:
-        _TCP_INFO_STRUCTS[count] = struct.Struct("=" + "".join(code for _n, code in TCP_INFO_FIELDS[:count]))
-    return _TCP_INFO_STRUCTS[count]
+_TCP_INFO_PREFIXES = [struct.Struct("=" + "".join(code for _n, code in TCP_INFO_FIELDS[:k]))
+                      for k in range(len(TCP_INFO_FIELDS) + 1)]
 
 
 def decode_tcp_info(data: bytes) -> dict:
     """Decode as many tcp_info fields as the kernel sent."""
     count = len(TCP_INFO_FIELDS)
-    while _TCP_INFO_PREFIX_SIZES[count] > len(data):
+    while _TCP_INFO_PREFIXES[count].size > len(data):
         count -= 1
-    out = dict(zip(_TCP_INFO_NAMES, _tcp_info_struct(count).unpack_from(data)))
+    out = dict(zip(_TCP_INFO_NAMES, _TCP_INFO_PREFIXES[count].unpack_from(data)))
     if "wscale" in out:
         wscale = out.pop("wscale")
         out["snd_wscale"], out["rcv_wscale"] = wscale & 0xF, wscale >> 4

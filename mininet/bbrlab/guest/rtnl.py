@@ -1,9 +1,8 @@
 """One rtnetlink request and the kernel's acknowledgement of it.
 
 The set-up sends a few requests itself that iproute2 would otherwise send from
-a process of its own (veth.py, fq.py,
-quickack.py): each guest process costs a User-Mode
-Linux host 50-60 ms of CPU to start. The request goes out from the calling
+a process of its own (veth.py, fq.py, quickack.py): each guest process costs a
+User-Mode Linux host 50-60 ms of CPU to start. The request goes out from the calling
 thread's network namespace (netns.in_netns takes it elsewhere).
 """
 import os
