@@ -125,6 +125,31 @@ def test_data_arriving_in_small_pieces_is_taken_in_one_call_per_block():
     assert got["reads"] <= 2                     # one full 128-KiB block, then the rest at the end of stream
 
 
+def resident_anonymous_kb(pid: int) -> int:
+    """RssAnon of /proc/<pid>/status: the process's anonymous memory (its static buffer included)
+    that is in RAM, in kB."""
+    status = pathlib.Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("RssAnon:")))
+
+
+def test_the_receiver_consumes_the_data_without_copying_it():
+    """tcp(7): recv() with MSG_TRUNC discards the data instead of copying it out; the kernel's side
+    of the read (sequence, window, ACKs) is the same. A receiver that copied would touch every
+    page of its 128-KiB block, whose first touch makes each page resident (32 pages, 128 kB);
+    one that discards never touches the block, and its count of bytes stays exact."""
+    port = free_port()
+    rcv = start_receiver(port)
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        time.sleep(0.3)                          # accepted, in its first read
+        before = resident_anonymous_kb(rcv.pid)
+        s.sendall(bytes(1 << 20))
+        time.sleep(0.5)                          # 8 blocks read, the receiver waiting in its next read
+        after = resident_anonymous_kb(rcv.pid)
+    got = json.loads(rcv.communicate(timeout=30)[0])
+    assert got["bytes"] == 1 << 20 and got["eof"] is True
+    assert after - before < 64, f"RssAnon grew from {before} to {after} kB: the block was written"
+
+
 def test_unknown_congestion_control_is_refused_by_name():
     port = free_port()
     rcv = start_receiver(port)

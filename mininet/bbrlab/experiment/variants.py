@@ -43,7 +43,8 @@ DATA = pathlib.Path(__file__).resolve().with_name("variants.yaml")
 
 
 def _data() -> dict:
-    return _load(pathlib.Path(DATA))
+    # asked once per socket sample by the tidy step: no new Path object per call when DATA is one
+    return _load(DATA if isinstance(DATA, pathlib.Path) else pathlib.Path(DATA))
 
 
 @functools.lru_cache(maxsize=None)

@@ -24,6 +24,14 @@
  *     a run's host cost (bench/results/host-cost-2026-11-23.md); a recv()
  *     per wake-up made one stop per segment (receiver-2026-11-23.md), one per
  *     block makes about 90 times fewer (receiver-waitall-2026-11-24.md).
+ *     With MSG_TRUNC the data is consumed without being copied to the buffer
+ *     (tcp_recvmsg_locked skips only skb_copy_datagram_msg: the sequence
+ *     advances, tcp_rcv_space_adjust and tcp_cleanup_rbuf run as before), so
+ *     the kernel's side of every read is the same and the return value counts
+ *     the same bytes; what goes is the copy, which User-Mode Linux makes page
+ *     by page through the guest's page tables. The payload is never looked
+ *     at: a bulk transfer's bytes are all alike
+ *     (bench/results/receiver-trunc-2026-11-29.md).
  *   - It is a small static C program, not a Python script: starting Python in
  *     the guest costs about one host CPU-second (a thousand page faults and the
  *     interpreter's start-up), once per flow end per run
@@ -185,7 +193,7 @@ static int receive(int port)
     int eof = 0;
     while (!stopped)
     {
-        ssize_t n = recv(conn, block, BLOCK, MSG_WAITALL);
+        ssize_t n = recv(conn, block, BLOCK, MSG_WAITALL | MSG_TRUNC);
         if (n < 0)
         {
             if (errno == EINTR)
