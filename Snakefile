@@ -20,6 +20,11 @@ from snakemake.utils import min_version
 
 sys.path.insert(0, str(pathlib.Path(workflow.basedir) / "mininet"))
 from bbrlab.experiment import pipeline_config
+from bbrlab.experiment import pipeline_scheduler
+
+# One pending re-evaluation timer in Snakemake's scheduler instead of a new chain of scheduling
+# rounds per finished job (bbrlab/experiment/pipeline_scheduler.py says why).
+pipeline_scheduler.coalesce_reevaluations()
 
 min_version("8.0")
 
