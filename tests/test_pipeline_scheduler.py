@@ -19,9 +19,6 @@ JOBS, JOB_S, CORES, WINDOW_S = 80, 0.15, 2, 1
 
 
 class FakeScheduler:
-    def __init__(self):
-        self.released = 0
-
     def _schedule_reevalutation(self, delay):
         raise AssertionError("the original method was called")
 

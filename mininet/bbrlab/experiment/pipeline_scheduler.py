@@ -41,7 +41,7 @@ def one_pending_timer(arm_release):
     def schedule_reevaluation(self, delay) -> None:
         with lock:
             pending = getattr(self, _PENDING, None)
-            if pending is not None and pending.is_alive() and not getattr(pending, "fired", False):
+            if pending is not None and not pending.fired:
                 return
 
             def fire():
